@@ -1,0 +1,150 @@
+//! Helpers shared by the workspace's tests.
+//!
+//! * [`corpus_dir`] finds `../shared/corpus` (the real files written by other implementations).
+//! * [`python`] finds the interpreter of the interop virtualenv that `cargo xtask test` builds under
+//!   `target/interop-venv`. Without it, a plain `cargo test` skips interop tests with a visible
+//!   message; with `CI` or `ASDF_REQUIRE_INTEROP` set, a missing interpreter fails the test instead.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The workspace root (the folder holding the top-level `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
+
+/// The shared corpus: `$ASDF_CORPUS` if set, else `../shared/corpus` beside the checkout.
+///
+/// Panics when the folder does not exist: the corpus is part of every checkout's surroundings and
+/// a test that silently skipped it would prove nothing.
+pub fn corpus_dir() -> PathBuf {
+    let dir = match std::env::var_os("ASDF_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => workspace_root().join("..").join("shared").join("corpus"),
+    };
+    assert!(
+        dir.is_dir(),
+        "the shared corpus is not at {} (set ASDF_CORPUS to its location)",
+        dir.display()
+    );
+    dir
+}
+
+/// A file of the shared corpus, by path relative to the corpus folder.
+pub fn corpus_file(rel: &str) -> PathBuf {
+    corpus_dir().join(rel)
+}
+
+/// Whether a missing interop interpreter must fail the test rather than skip it.
+pub fn interop_required() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+        || std::env::var_os("ASDF_REQUIRE_INTEROP").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The interop Python interpreter, with the peers (asdf 6.0.0, numpy, awkward0, ...) installed.
+///
+/// Looks at `$ASDF_TEST_PYTHON`, then at `target/interop-venv/bin/python`. Returns `None` (after
+/// printing why the caller skips) when neither exists and interop is not required; panics when it
+/// is required.
+pub fn python() -> Option<PathBuf> {
+    let candidate = match std::env::var_os("ASDF_TEST_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => workspace_root()
+            .join("target")
+            .join("interop-venv")
+            .join("bin")
+            .join("python"),
+    };
+    if candidate.exists() {
+        return Some(candidate);
+    }
+    let msg = format!(
+        "interop Python not found at {} (run `cargo xtask test`, or set ASDF_TEST_PYTHON)",
+        candidate.display()
+    );
+    if interop_required() {
+        panic!("{msg}; interop tests are required here (CI / ASDF_REQUIRE_INTEROP)");
+    }
+    eprintln!("SKIPPED interop test: {msg}");
+    None
+}
+
+/// Evaluates to the interop interpreter, or returns from the calling test after the skip message.
+#[macro_export]
+macro_rules! require_python {
+    () => {
+        match $crate::python() {
+            Some(p) => p,
+            None => return,
+        }
+    };
+}
+
+/// Runs `script` with the interop interpreter, passing `args` as `sys.argv[1..]`, and returns its
+/// standard output. Panics with the script's standard error if it exits non-zero.
+pub fn run_python(python: &Path, script: &str, args: &[&str]) -> Vec<u8> {
+    run_python_stdin(python, script, args, &[])
+}
+
+/// Like [`run_python`], with `stdin` written to the script's standard input.
+pub fn run_python_stdin(python: &Path, script: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+    if let Some(mut input) = child.stdin.take() {
+        // A script that exits without reading its input closes the pipe: not an error here.
+        let _ = input.write_all(stdin);
+    }
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("waiting for python failed: {e}"));
+    assert!(
+        out.status.success(),
+        "python script failed ({}):\n--- script ---\n{script}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A fresh temporary directory under `target/test-tmp`, removed when the guard drops.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates a unique directory whose name starts with `prefix`.
+    pub fn new(prefix: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let base = workspace_root().join("target").join("test-tmp");
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("{prefix}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        TempDir(dir)
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// A path inside the directory.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

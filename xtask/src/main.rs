@@ -1,0 +1,128 @@
+//! `cargo xtask <command>`: the workspace's automation.
+//!
+//! * `test [-- <cargo test args>]`: builds the interop virtualenv under `target/interop-venv` (the
+//!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
+//!   runs the whole workspace test suite with interop tests required (a missing peer fails).
+//! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const REQUIREMENTS: &str = include_str!("../interop-requirements.txt");
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("venv") => venv().map(|p| println!("{}", p.display())),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            println!("{}", usage());
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{}", usage())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage() -> &'static str {
+    "usage: cargo xtask <command>\n\
+     \n\
+     commands:\n  \
+       test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
+       venv            set up the Python interop venv only and print its interpreter"
+}
+
+fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let shown = format!("{cmd:?}");
+    eprintln!("xtask: running {shown}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed with {status}"))
+    }
+}
+
+/// Creates or refreshes `target/interop-venv` and returns its interpreter.
+fn venv() -> Result<PathBuf, String> {
+    let dir = workspace_root().join("target").join("interop-venv");
+    let python = dir.join("bin").join("python");
+    let stamp = dir.join("requirements.stamp");
+    let fresh = python.exists()
+        && std::fs::read_to_string(&stamp)
+            .map(|s| s == REQUIREMENTS)
+            .unwrap_or(false);
+    if fresh {
+        return Ok(python);
+    }
+    let host_python = ["python3", "python"]
+        .into_iter()
+        .find(|p| Command::new(p).arg("--version").output().is_ok())
+        .ok_or("no python3 on PATH: the interop tests need CPython >= 3.9 with venv")?;
+    std::fs::create_dir_all(workspace_root().join("target"))
+        .map_err(|e| format!("cannot create target/: {e}"))?;
+    run(Command::new(host_python)
+        .args(["-m", "venv", "--clear"])
+        .arg(&dir))?;
+    let req = dir.join("requirements.txt");
+    std::fs::write(&req, REQUIREMENTS)
+        .map_err(|e| format!("cannot write {}: {e}", req.display()))?;
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--upgrade",
+        "pip",
+    ]))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&req))?;
+    // Prove the peers import before any test relies on them.
+    run(Command::new(&python).args([
+        "-c",
+        "import asdf, asdf_compression, numpy, lz4, zstandard, blosc, awkward0, awkward; \
+         print('interop peers: asdf', asdf.__version__, 'numpy', numpy.__version__, \
+         'awkward0', awkward0.__version__, 'awkward', awkward.__version__)",
+    ]))?;
+    std::fs::write(&stamp, REQUIREMENTS)
+        .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(python)
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    let python = venv()?;
+    let extra: Vec<&String> = extra.iter().skip_while(|a| *a == "--").collect();
+    run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "--workspace"])
+        .args(extra)
+        .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_REQUIRE_INTEROP", "1"))?;
+    Ok(())
+}
