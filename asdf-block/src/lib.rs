@@ -1,0 +1,61 @@
+//! # asdf-block
+//!
+//! The binary-block layer of ASDF (Advanced Scientific Data Format) files: everything after the
+//! YAML tree. It knows nothing of YAML; the `asdf` crate ties it to the tree.
+//!
+//! * [`BlockHeader`]: the `\xd3BLK` header (big-endian fields, `header_size` ≥ 48 honoured,
+//!   STREAMED flag, 4-byte compression [`Label`], allocated/used/data sizes, MD5).
+//! * [`Codec`] and [`CodecRegistry`]: `zlib`, `bzp2`, `lz4` (Python asdf's chunk framing, and LZ4
+//!   frames written by older ASDF.jl), `lz4f`, `zstd`, `blsc` and `xz`, each read and written
+//!   byte-compatibly with the tools that use it; register your own for other labels.
+//! * [`scan_blocks`]: locates blocks after the tree, using the block index only once every entry
+//!   is validated, otherwise walking the headers; tolerates padding before, between (allocated
+//!   space) and after the blocks.
+//! * [`BlockReader`]: zero-copy access to uncompressed data over a memory map or buffer, checksum
+//!   verification under a [`ChecksumPolicy`], size ceilings ([`Limits`]) checked before any
+//!   allocation, parallel decoding of many blocks (and of the chunks of one `lz4` block).
+//!   [`SeekBlockReader`] does the same over any `Read + Seek`.
+//! * [`BlockWriter`]: streams blocks to any `Write` (optionally aligning data for zero-copy
+//!   readers), then the block index; or a final streamed block.
+//!
+//! ```
+//! use asdf_block::{BlockReader, BlockWriter, EncodeOptions, Label, ReadOptions, WriteOptions};
+//! let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
+//! let mut w = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+//! for codec in ["zlib", "bzp2", "lz4", "lz4f", "zstd", "blsc", "xz"] {
+//!     let enc = EncodeOptions { typesize: 4, ..EncodeOptions::default() };
+//!     w.write_data(&data, Label::from_name(codec).unwrap(), &enc).unwrap();
+//! }
+//! let file = w.finish().unwrap();
+//! let r = BlockReader::new(&file[..], 0, ReadOptions::default()).unwrap();
+//! for block in r.data_all().unwrap() {
+//!     assert_eq!(&*block, &data[..]);
+//! }
+//! ```
+
+#![warn(missing_docs)]
+
+mod codec;
+mod error;
+mod header;
+mod index;
+mod label;
+pub mod layout;
+mod options;
+mod reader;
+mod source;
+mod writer;
+
+pub use codec::{
+    Blosc, Bzip2, Codec, CodecError, CodecRegistry, EncodeOptions, Lz4Chunked, Lz4Frame, Xz, Zlib,
+    Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
+};
+pub use error::{hex, BlockError, Result};
+pub use header::{BlockHeader, BLOCK_MAGIC, FLAG_STREAMED, HEADER_LEN, MIN_HEADER_SIZE};
+pub use index::{encode_index, parse_index, INDEX_HEADER};
+pub use label::Label;
+pub use layout::{find_first_block, scan_blocks, BlockInfo, BlockLayout};
+pub use options::{ChecksumPolicy, Limits, ReadOptions, WriteOptions};
+pub use reader::{md5, BlockReader, ChecksumStatus, MappedBlocks, SeekBlockReader};
+pub use source::{SeekSource, Source};
+pub use writer::{encode_block, encode_blocks, BlockWriter, EncodedBlock, StreamedBlock};

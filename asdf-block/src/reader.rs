@@ -1,0 +1,468 @@
+//! Reading block data: zero-copy over memory maps and buffers, or through `Read + Seek`.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use md5::{Digest, Md5};
+use rayon::prelude::*;
+
+use crate::error::{BlockError, Result};
+use crate::layout::{scan_blocks, BlockInfo, BlockLayout};
+use crate::options::{ChecksumPolicy, ReadOptions};
+use crate::source::SeekSource;
+
+/// What checking a block's checksum found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChecksumStatus {
+    /// The header has no checksum (all zeros).
+    Absent,
+    /// Not checked (policy [`ChecksumPolicy::Skip`]).
+    NotChecked,
+    /// The checksum is the MD5 of the stored bytes (the standard's convention).
+    Stored,
+    /// The checksum is the MD5 of the decoded bytes (Python asdf ≤ 5.2's convention).
+    Decoded,
+}
+
+/// MD5 digest of `bytes`.
+pub fn md5(bytes: &[u8]) -> [u8; 16] {
+    Md5::digest(bytes).into()
+}
+
+/// Checks a block's stored bytes and decodes them, under `options`. `stored` is exactly the
+/// block's stored range. With `verified` the checksum is not computed again.
+fn decode_block<'a>(
+    info: &BlockInfo,
+    stored: Cow<'a, [u8]>,
+    options: &ReadOptions,
+    policy: ChecksumPolicy,
+    verified: bool,
+) -> Result<(Cow<'a, [u8]>, ChecksumStatus)> {
+    let h = &info.header;
+    let (block, offset) = (info.index, info.offset);
+    if !h.is_streamed() && h.used_size > h.allocated_size {
+        return Err(BlockError::UsedExceedsAllocated {
+            block,
+            offset,
+            used: h.used_size,
+            allocated: h.allocated_size,
+        });
+    }
+    let check = policy != ChecksumPolicy::Skip && h.has_checksum() && !verified;
+    let not_checked = if h.has_checksum() {
+        ChecksumStatus::NotChecked
+    } else {
+        ChecksumStatus::Absent
+    };
+    let mismatch = |stored: [u8; 16], decoded: Option<[u8; 16]>| BlockError::ChecksumMismatch {
+        block,
+        offset,
+        expected: h.checksum,
+        stored,
+        decoded,
+    };
+
+    if !h.is_compressed() {
+        if !h.is_streamed() && h.used_size != h.data_size {
+            return Err(BlockError::SizeMismatch {
+                block,
+                offset,
+                used: h.used_size,
+                data: h.data_size,
+            });
+        }
+        if !check {
+            return Ok((stored, not_checked));
+        }
+        let digest = md5(&stored);
+        if digest != h.checksum {
+            return Err(mismatch(digest, None));
+        }
+        return Ok((stored, ChecksumStatus::Stored));
+    }
+
+    let codec =
+        options
+            .codecs
+            .get(h.compression)
+            .ok_or_else(|| BlockError::UnknownCompression {
+                block,
+                offset,
+                label: h.compression,
+                known: options.codecs.known(),
+            })?;
+    let limit = options.limits.max_decoded_block_size;
+    let expected = usize::try_from(h.data_size)
+        .ok()
+        .filter(|_| h.data_size <= limit)
+        .ok_or(BlockError::TooLarge {
+            block,
+            offset,
+            size: h.data_size,
+            limit,
+        })?;
+    let decode = |s: &[u8]| {
+        codec.decode(s, expected).map_err(|e| BlockError::Decode {
+            block,
+            offset,
+            codec: codec.name().to_string(),
+            message: e.message,
+        })
+    };
+    if !check {
+        return Ok((Cow::Owned(decode(&stored)?), not_checked));
+    }
+    let stored_digest = md5(&stored);
+    if stored_digest == h.checksum {
+        return Ok((Cow::Owned(decode(&stored)?), ChecksumStatus::Stored));
+    }
+    if policy == ChecksumPolicy::Strict {
+        return Err(mismatch(stored_digest, None));
+    }
+    let data = decode(&stored)?;
+    let decoded_digest = md5(&data);
+    if decoded_digest == h.checksum {
+        Ok((Cow::Owned(data), ChecksumStatus::Decoded))
+    } else {
+        Err(mismatch(stored_digest, Some(decoded_digest)))
+    }
+}
+
+fn resolve_index(blocks: &[BlockInfo], source: i64) -> Result<usize> {
+    let n = blocks.len();
+    let idx = if source < 0 {
+        (n as i64).checked_add(source).filter(|&i| i >= 0)
+    } else {
+        Some(source).filter(|&i| (i as u64) < n as u64)
+    };
+    idx.map(|i| i as usize).ok_or(BlockError::NoSuchBlock {
+        index: source,
+        count: n,
+    })
+}
+
+/// The blocks of a file held in memory or memory-mapped: uncompressed data is returned as a
+/// borrowed slice of the file, compressed data is decoded on request, many blocks in parallel.
+///
+/// ```
+/// use asdf_block::{BlockReader, BlockWriter, Label, EncodeOptions, ReadOptions, WriteOptions};
+/// let mut w = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+/// w.write_data(b"raw bytes", Label::NONE, &EncodeOptions::default()).unwrap();
+/// w.write_data(&[7u8; 1000], Label(*b"zstd"), &EncodeOptions::default()).unwrap();
+/// let file = w.finish().unwrap();
+///
+/// let r = BlockReader::new(file, 0, ReadOptions::default()).unwrap();
+/// assert_eq!(r.len(), 2);
+/// assert_eq!(&*r.data(0).unwrap(), b"raw bytes");          // zero-copy
+/// assert_eq!(&*r.data(-1).unwrap(), &[7u8; 1000][..]);     // decoded; -1 = last block
+/// ```
+#[derive(Debug)]
+pub struct BlockReader<B> {
+    bytes: B,
+    layout: BlockLayout,
+    options: ReadOptions,
+    path: Option<PathBuf>,
+    verified: Vec<OnceLock<ChecksumStatus>>,
+}
+
+/// A [`BlockReader`] over a memory-mapped file.
+pub type MappedBlocks = BlockReader<memmap2::Mmap>;
+
+impl BlockReader<memmap2::Mmap> {
+    /// Memory-maps the file at `path` and locates its blocks at or after byte `start` (the end of
+    /// the tree; 0 is fine). Errors name the file.
+    pub fn open(path: impl AsRef<Path>, start: u64, options: ReadOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let file =
+            File::open(path).map_err(|e| BlockError::io("opening the file", e).in_file(path))?;
+        // SAFETY: the map is read-only and private to this reader. Like every memory-mapped
+        // reader (numpy.memmap included), it relies on no other process truncating or rewriting
+        // the file while it is open; this crate's own writers never modify a file in place but
+        // write a new file and rename it over the old one, which leaves this mapping valid.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| BlockError::io("memory-mapping the file", e).in_file(path))?;
+        let mut reader = BlockReader::new(map, start, options).map_err(|e| e.in_file(path))?;
+        reader.path = Some(path.to_path_buf());
+        Ok(reader)
+    }
+}
+
+impl<B: AsRef<[u8]>> BlockReader<B> {
+    /// Locates the blocks of `bytes` (a whole file) at or after byte `start`.
+    pub fn new(bytes: B, start: u64, options: ReadOptions) -> Result<Self> {
+        let layout = scan_blocks(&mut bytes.as_ref(), start, options.use_index)?;
+        for w in &layout.warnings {
+            log::warn!("{w}");
+        }
+        let verified = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
+        Ok(BlockReader {
+            bytes,
+            layout,
+            options,
+            path: None,
+            verified,
+        })
+    }
+
+    fn ctx(&self, e: BlockError) -> BlockError {
+        match &self.path {
+            Some(p) => e.in_file(p),
+            None => e,
+        }
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+
+    /// The file this reader mapped, if opened by path.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// How the blocks were located.
+    pub fn layout(&self) -> &BlockLayout {
+        &self.layout
+    }
+
+    /// Position and header of every block.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.layout.blocks
+    }
+
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.layout.blocks.len()
+    }
+
+    /// Whether the file has no blocks.
+    pub fn is_empty(&self) -> bool {
+        self.layout.blocks.is_empty()
+    }
+
+    /// The options this reader uses.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// The block an ndarray `source` names: `0..n`, or negative counting from the end.
+    pub fn resolve(&self, source: i64) -> Result<usize> {
+        resolve_index(&self.layout.blocks, source).map_err(|e| self.ctx(e))
+    }
+
+    /// Position and header of block `source` (negative counts from the end).
+    pub fn info(&self, source: i64) -> Result<&BlockInfo> {
+        Ok(&self.layout.blocks[self.resolve(source)?])
+    }
+
+    /// The stored (possibly compressed) bytes of a block, borrowed from the file.
+    pub fn stored(&self, source: i64) -> Result<&[u8]> {
+        let info = self.info(source)?;
+        let r = info.stored_range();
+        // The layout scan checked the allocated range against the file length; `used_size` is
+        // checked against `allocated_size` here.
+        let h = &info.header;
+        if !h.is_streamed() && h.used_size > h.allocated_size {
+            return Err(self.ctx(BlockError::UsedExceedsAllocated {
+                block: info.index,
+                offset: info.offset,
+                used: h.used_size,
+                allocated: h.allocated_size,
+            }));
+        }
+        Ok(&self.bytes()[r.start as usize..r.end as usize])
+    }
+
+    /// The decoded data of a block: borrowed from the file when uncompressed, decoded otherwise.
+    /// The checksum is verified (once per block) according to [`ReadOptions::checksums`].
+    pub fn data(&self, source: i64) -> Result<Cow<'_, [u8]>> {
+        self.data_with(source, self.options.checksums)
+    }
+
+    fn data_with(&self, source: i64, policy: ChecksumPolicy) -> Result<Cow<'_, [u8]>> {
+        let i = self.resolve(source)?;
+        let info = &self.layout.blocks[i];
+        let stored = self.stored(i as i64)?;
+        let verified = self.verified[i].get().is_some();
+        let (data, status) =
+            decode_block(info, Cow::Borrowed(stored), &self.options, policy, verified)
+                .map_err(|e| self.ctx(e))?;
+        if matches!(status, ChecksumStatus::Stored | ChecksumStatus::Decoded) {
+            let _ = self.verified[i].set(status);
+        }
+        Ok(data)
+    }
+
+    /// Checks one block completely: decodes it and verifies its checksum under `policy`
+    /// ([`ChecksumPolicy::Skip`] only decodes).
+    pub fn verify(&self, source: i64, policy: ChecksumPolicy) -> Result<ChecksumStatus> {
+        let i = self.resolve(source)?;
+        let info = &self.layout.blocks[i];
+        let stored = self.stored(i as i64)?;
+        let (_, status) = decode_block(info, Cow::Borrowed(stored), &self.options, policy, false)
+            .map_err(|e| self.ctx(e))?;
+        Ok(status)
+    }
+
+    /// [`verify`](Self::verify) for every block, in parallel; one result per block.
+    pub fn verify_all(&self, policy: ChecksumPolicy) -> Vec<Result<ChecksumStatus>>
+    where
+        B: Sync,
+    {
+        (0..self.len())
+            .into_par_iter()
+            .map(|i| self.verify(i as i64, policy))
+            .collect()
+    }
+
+    /// The decoded data of every block, decoded in parallel.
+    pub fn data_all(&self) -> Result<Vec<Cow<'_, [u8]>>>
+    where
+        B: Sync,
+    {
+        (0..self.len())
+            .into_par_iter()
+            .map(|i| self.data(i as i64))
+            .collect()
+    }
+
+    /// Decodes a block into `dst`, which must be exactly its decoded size (for callers that
+    /// assemble many blocks into one buffer). Checks the checksum like [`data`](Self::data).
+    pub fn decode_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
+        let i = self.resolve(source)?;
+        let info = &self.layout.blocks[i];
+        if dst.len() as u64 != info.data_size() {
+            return Err(self.ctx(BlockError::Usage(format!(
+                "block {i} decodes to {} bytes, the buffer has {}",
+                info.data_size(),
+                dst.len()
+            ))));
+        }
+        let h = &info.header;
+        let policy = self.options.checksums;
+        let fast = h.is_compressed()
+            && (policy == ChecksumPolicy::Skip
+                || !h.has_checksum()
+                || self.verified[i].get().is_some());
+        if fast {
+            // No checksum work: decode straight into the caller's buffer.
+            let stored = self.stored(i as i64)?;
+            let codec = self.options.codecs.get(h.compression).ok_or_else(|| {
+                self.ctx(BlockError::UnknownCompression {
+                    block: i,
+                    offset: info.offset,
+                    label: h.compression,
+                    known: self.options.codecs.known(),
+                })
+            })?;
+            return codec.decode_into(stored, dst).map_err(|e| {
+                self.ctx(BlockError::Decode {
+                    block: i,
+                    offset: info.offset,
+                    codec: codec.name().to_string(),
+                    message: e.message,
+                })
+            });
+        }
+        dst.copy_from_slice(&self.data(i as i64)?);
+        Ok(())
+    }
+}
+
+/// The blocks of a file read through `Read + Seek` (no memory map): headers are read on
+/// construction, data on request.
+///
+/// ```
+/// use std::io::Cursor;
+/// use asdf_block::{BlockWriter, Label, EncodeOptions, ReadOptions, SeekBlockReader, WriteOptions};
+/// let mut w = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+/// w.write_data(&[1u8; 5000], Label(*b"bzp2"), &EncodeOptions::default()).unwrap();
+/// let file = w.finish().unwrap();
+/// let mut r = SeekBlockReader::new(Cursor::new(file), 0, ReadOptions::default()).unwrap();
+/// assert_eq!(r.read(0).unwrap(), vec![1u8; 5000]);
+/// ```
+#[derive(Debug)]
+pub struct SeekBlockReader<R> {
+    src: SeekSource<R>,
+    layout: BlockLayout,
+    options: ReadOptions,
+}
+
+impl<R: Read + Seek> SeekBlockReader<R> {
+    /// Locates the blocks of the stream at or after byte `start`.
+    pub fn new(reader: R, start: u64, options: ReadOptions) -> Result<Self> {
+        let mut src = SeekSource::new(reader)
+            .map_err(|e| BlockError::io("measuring the stream length", e))?;
+        let layout = scan_blocks(&mut src, start, options.use_index)?;
+        for w in &layout.warnings {
+            log::warn!("{w}");
+        }
+        Ok(SeekBlockReader {
+            src,
+            layout,
+            options,
+        })
+    }
+
+    /// How the blocks were located.
+    pub fn layout(&self) -> &BlockLayout {
+        &self.layout
+    }
+
+    /// Position and header of every block.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.layout.blocks
+    }
+
+    /// Reads the stored (possibly compressed) bytes of a block.
+    pub fn read_stored(&mut self, source: i64) -> Result<Vec<u8>> {
+        let info = self.layout.blocks[resolve_index(&self.layout.blocks, source)?];
+        let h = &info.header;
+        if !h.is_streamed() && h.used_size > h.allocated_size {
+            return Err(BlockError::UsedExceedsAllocated {
+                block: info.index,
+                offset: info.offset,
+                used: h.used_size,
+                allocated: h.allocated_size,
+            });
+        }
+        // The scan bounded the stored range by the stream length, so this allocation is backed
+        // by bytes that exist.
+        let mut buf = vec![0u8; info.stored_len as usize];
+        self.src
+            .read_exact_at(info.data_offset, &mut buf)
+            .map_err(|e| {
+                BlockError::io(
+                    format!(
+                        "reading block {} data at byte {}",
+                        info.index, info.data_offset
+                    ),
+                    e,
+                )
+            })?;
+        Ok(buf)
+    }
+
+    /// Reads and decodes a block, verifying its checksum according to the options.
+    pub fn read(&mut self, source: i64) -> Result<Vec<u8>> {
+        let stored = self.read_stored(source)?;
+        let info = self.layout.blocks[resolve_index(&self.layout.blocks, source)?];
+        let (data, _) = decode_block(
+            &info,
+            Cow::Owned(stored),
+            &self.options,
+            self.options.checksums,
+            false,
+        )?;
+        Ok(data.into_owned())
+    }
+
+    /// The wrapped reader.
+    pub fn into_inner(self) -> R {
+        self.src.into_inner()
+    }
+}

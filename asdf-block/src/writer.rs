@@ -1,0 +1,272 @@
+//! Writing blocks: encode (in parallel when there are many), then stream them to any `Write`.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use rayon::prelude::*;
+
+use crate::codec::EncodeOptions;
+use crate::error::{BlockError, Result};
+use crate::header::{BlockHeader, HEADER_LEN, MIN_HEADER_SIZE};
+use crate::index::encode_index;
+use crate::label::Label;
+use crate::layout::BlockInfo;
+use crate::options::WriteOptions;
+use crate::reader::md5;
+
+/// A block ready to be written: its header (without alignment, which the writer decides) and
+/// its stored bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedBlock<'a> {
+    /// The header; `header_size` is set by the writer.
+    pub header: BlockHeader,
+    /// The stored bytes (`header.used_size` of them).
+    pub payload: Cow<'a, [u8]>,
+}
+
+impl<'a> EncodedBlock<'a> {
+    /// Reserves `extra` unused bytes after the data (room to grow in place).
+    pub fn with_padding(mut self, extra: u64) -> Self {
+        self.header.allocated_size = self.header.used_size.saturating_add(extra);
+        self
+    }
+}
+
+/// Compresses `data` with the codec of `compression` (or stores it when that is
+/// [`Label::NONE`], or when compressing does not make it smaller) and computes the checksum of
+/// the stored bytes.
+///
+/// ```
+/// use asdf_block::{encode_block, EncodeOptions, Label, WriteOptions};
+/// let zeros = vec![0u8; 10_000];
+/// let b = encode_block(&zeros, Label(*b"zlib"), &EncodeOptions::default(), &WriteOptions::default()).unwrap();
+/// assert_eq!(b.header.compression, Label(*b"zlib"));
+/// assert!(b.header.used_size < 100);
+/// // Incompressible data is stored raw.
+/// let b = encode_block(b"abc", Label(*b"zlib"), &EncodeOptions::default(), &WriteOptions::default()).unwrap();
+/// assert!(b.header.compression.is_none());
+/// ```
+pub fn encode_block<'a>(
+    data: &'a [u8],
+    compression: Label,
+    encode: &EncodeOptions,
+    options: &WriteOptions,
+) -> Result<EncodedBlock<'a>> {
+    let payload: Cow<'a, [u8]> = if compression.is_none() {
+        Cow::Borrowed(data)
+    } else {
+        let codec = options
+            .codecs
+            .get(compression)
+            .ok_or_else(|| BlockError::UnknownCodecName(compression.to_string()))?;
+        let out = codec.encode(data, encode).map_err(|e| BlockError::Encode {
+            codec: codec.name().to_string(),
+            message: e.message,
+        })?;
+        if out.len() < data.len() {
+            Cow::Owned(out)
+        } else {
+            Cow::Borrowed(data)
+        }
+    };
+    let label = if matches!(payload, Cow::Borrowed(_)) {
+        Label::NONE
+    } else {
+        compression
+    };
+    let checksum = if options.checksums {
+        md5(&payload)
+    } else {
+        [0; 16]
+    };
+    Ok(EncodedBlock {
+        header: BlockHeader::new(label, data.len() as u64, payload.len() as u64, checksum),
+        payload,
+    })
+}
+
+/// [`encode_block`] for many blocks at once, in parallel.
+pub fn encode_blocks<'a>(
+    items: &[(&'a [u8], Label, EncodeOptions)],
+    options: &WriteOptions,
+) -> Result<Vec<EncodedBlock<'a>>> {
+    items
+        .par_iter()
+        .map(|(data, label, enc)| encode_block(data, *label, enc, options))
+        .collect()
+}
+
+/// Writes blocks one after another to `out`, then the block index. Nothing is buffered beyond
+/// the block being written, so a file of any size streams through.
+///
+/// ```
+/// use asdf_block::{BlockReader, BlockWriter, EncodeOptions, Label, ReadOptions, WriteOptions};
+/// let tree = b"#ASDF 1.0.0\n%YAML 1.1\n--- {}\n...\n";
+/// let opts = WriteOptions { align: 64, ..WriteOptions::default() };
+/// let mut w = BlockWriter::new(tree.to_vec(), tree.len() as u64, opts);
+/// let info = w.write_data(&[1, 2, 3, 4], Label::NONE, &EncodeOptions::default()).unwrap();
+/// assert_eq!(info.data_offset % 64, 0);
+/// let file = w.finish().unwrap();
+/// let r = BlockReader::new(file, tree.len() as u64, ReadOptions::default()).unwrap();
+/// assert!(r.layout().index_used);
+/// assert_eq!(&*r.data(0).unwrap(), &[1, 2, 3, 4]);
+/// ```
+#[derive(Debug)]
+pub struct BlockWriter<W> {
+    out: W,
+    pos: u64,
+    offsets: Vec<u64>,
+    options: WriteOptions,
+}
+
+impl<W: Write> BlockWriter<W> {
+    /// A writer whose next byte lands at file offset `position` (the end of the tree).
+    pub fn new(out: W, position: u64, options: WriteOptions) -> Self {
+        BlockWriter {
+            out,
+            pos: position,
+            offsets: Vec::new(),
+            options,
+        }
+    }
+
+    /// File offset of the next byte written.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Number of blocks written so far.
+    pub fn blocks_written(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// The options.
+    pub fn options(&self) -> &WriteOptions {
+        &self.options
+    }
+
+    fn header_size_at(&self, offset: u64) -> Result<u16> {
+        let align = u64::from(self.options.align);
+        if align <= 1 {
+            return Ok(MIN_HEADER_SIZE);
+        }
+        let data_start = offset + HEADER_LEN as u64;
+        let pad = (align - data_start % align) % align;
+        u16::try_from(u64::from(MIN_HEADER_SIZE) + pad).map_err(|_| {
+            BlockError::Usage(format!(
+                "alignment {align} needs a header larger than 65535 bytes"
+            ))
+        })
+    }
+
+    fn put(&mut self, bytes: &[u8], what: &str) -> Result<()> {
+        self.out
+            .write_all(bytes)
+            .map_err(|e| BlockError::io(format!("writing {what} at byte {}", self.pos), e))?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes an encoded block; returns where it went.
+    pub fn write(&mut self, block: &EncodedBlock<'_>) -> Result<BlockInfo> {
+        let offset = self.pos;
+        let mut header = block.header;
+        header.header_size = self.header_size_at(offset)?;
+        header.flags &= !crate::header::FLAG_STREAMED;
+        if header.used_size != block.payload.len() as u64
+            || header.allocated_size < header.used_size
+        {
+            return Err(BlockError::Usage(format!(
+                "inconsistent block: used_size {}, allocated_size {}, payload of {} bytes",
+                header.used_size,
+                header.allocated_size,
+                block.payload.len()
+            )));
+        }
+        let index = self.offsets.len();
+        self.put(&header.to_bytes(), "a block header")?;
+        self.put(&block.payload, "block data")?;
+        let mut pad = header.allocated_size - header.used_size;
+        const ZEROS: [u8; 4096] = [0; 4096];
+        while pad > 0 {
+            let n = pad.min(ZEROS.len() as u64) as usize;
+            self.put(&ZEROS[..n], "block padding")?;
+            pad -= n as u64;
+        }
+        self.offsets.push(offset);
+        Ok(BlockInfo {
+            index,
+            offset,
+            header,
+            data_offset: offset + header.total_len() as u64,
+            stored_len: header.used_size,
+        })
+    }
+
+    /// Encodes and writes one block.
+    pub fn write_data(
+        &mut self,
+        data: &[u8],
+        compression: Label,
+        encode: &EncodeOptions,
+    ) -> Result<BlockInfo> {
+        let block = encode_block(data, compression, encode, &self.options)?;
+        self.write(&block)
+    }
+
+    /// Writes the header of a streamed block and returns a writer for its data, which runs to
+    /// the end of the file. No block may follow it, and no index is written.
+    pub fn into_streamed(mut self) -> Result<StreamedBlock<W>> {
+        let offset = self.pos;
+        let mut header = BlockHeader::streamed();
+        header.header_size = self.header_size_at(offset)?;
+        self.put(&header.to_bytes(), "a streamed block header")?;
+        Ok(StreamedBlock {
+            out: self.out,
+            written: 0,
+        })
+    }
+
+    /// Writes the block index (if enabled and any block was written) and returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        if self.options.index && !self.offsets.is_empty() {
+            let index = encode_index(&self.offsets);
+            self.put(&index, "the block index")?;
+        }
+        self.out
+            .flush()
+            .map_err(|e| BlockError::io("flushing the blocks", e))?;
+        Ok(self.out)
+    }
+}
+
+/// The data of a streamed block: append rows with [`Write`]; the block ends where the file ends.
+#[derive(Debug)]
+pub struct StreamedBlock<W> {
+    out: W,
+    written: u64,
+}
+
+impl<W: Write> StreamedBlock<W> {
+    /// Bytes appended so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Write for StreamedBlock<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
