@@ -133,6 +133,8 @@ impl Default for CodecRegistry {
                 Arc::new(Zstd),
                 Arc::new(Blosc),
                 Arc::new(Xz),
+                #[cfg(feature = "bls2")]
+                Arc::new(crate::blosc2::Blosc2),
             ],
         }
     }
@@ -674,6 +676,19 @@ impl Codec for Blosc {
             )));
         }
         Ok(())
+    }
+    fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+        // Validate the buffer and its declared size before allocating anything. The allocation
+        // is then at most 2 GiB (Blosc1's limit) and zero-filled lazily by the allocator.
+        let (nbytes, _) = Self::validated_size(src)?;
+        if nbytes != expected {
+            return Err(CodecError::new(format!(
+                "blosc buffer decodes to {nbytes} bytes, {expected} expected"
+            )));
+        }
+        let mut out = vec![0u8; expected];
+        self.decode_into(src, &mut out)?;
+        Ok(out)
     }
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
         if src.len() > BLOSC_MAX_BUFFERSIZE {

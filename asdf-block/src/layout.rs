@@ -26,8 +26,11 @@ pub struct BlockInfo {
 
 impl BlockInfo {
     /// File range of the stored (possibly compressed) bytes.
+    ///
+    /// For a non-streamed block this trusts `used_size`; readers check it against
+    /// `allocated_size` (which the layout scan bounded by the file length) before using it.
     pub fn stored_range(&self) -> Range<u64> {
-        self.data_offset..self.data_offset + self.stored_len
+        self.data_offset..self.data_offset.saturating_add(self.stored_len)
     }
 
     /// File offset just past the block's allocated space (where the next block starts).

@@ -262,9 +262,8 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
     /// The stored (possibly compressed) bytes of a block, borrowed from the file.
     pub fn stored(&self, source: i64) -> Result<&[u8]> {
         let info = self.info(source)?;
-        let r = info.stored_range();
         // The layout scan checked the allocated range against the file length; `used_size` is
-        // checked against `allocated_size` here.
+        // checked against `allocated_size` here, before the range is used.
         let h = &info.header;
         if !h.is_streamed() && h.used_size > h.allocated_size {
             return Err(self.ctx(BlockError::UsedExceedsAllocated {
@@ -274,6 +273,7 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
                 allocated: h.allocated_size,
             }));
         }
+        let r = info.stored_range();
         Ok(&self.bytes()[r.start as usize..r.end as usize])
     }
 
