@@ -141,8 +141,13 @@ pub enum BlockError {
     },
 
     /// A codec name or label asked for by the caller is unknown.
-    #[error("unknown compression {0:?} (known: none, zlib, bzp2, lz4, lz4f, zstd, blsc, xz)")]
-    UnknownCodecName(String),
+    #[error("unknown compression {name:?} (known: none, {known})")]
+    UnknownCodecName {
+        /// The name asked for.
+        name: String,
+        /// The registered codecs, for the message.
+        known: String,
+    },
 
     /// The decoded size declared by a block is above the configured ceiling.
     #[error("block {block} at byte offset {offset}: decoded size {size} bytes exceeds the limit of {limit} bytes (raise Limits::max_decoded_block_size to read it)")]

@@ -6,7 +6,8 @@
 //! * [`BlockHeader`]: the `\xd3BLK` header (big-endian fields, `header_size` ≥ 48 honoured,
 //!   STREAMED flag, 4-byte compression [`Label`], allocated/used/data sizes, MD5).
 //! * [`Codec`] and [`CodecRegistry`]: `zlib`, `bzp2`, `lz4` (Python asdf's chunk framing, and LZ4
-//!   frames written by older ASDF.jl), `lz4f`, `zstd`, `blsc` and `xz`, each read and written
+//!   frames written by older ASDF.jl), `lz4f`, `zstd`, `blsc` and `xz` (and `bls2` with the `bls2`
+//!   feature, which needs cmake to build), each read and written
 //!   byte-compatibly with the tools that use it; register your own for other labels.
 //! * [`scan_blocks`]: locates blocks after the tree, using the block index only once every entry
 //!   is validated, otherwise walking the headers; tolerates padding before, between (allocated
@@ -35,6 +36,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "bls2")]
+mod blosc2;
 mod codec;
 mod error;
 mod header;
@@ -46,6 +49,8 @@ mod reader;
 mod source;
 mod writer;
 
+#[cfg(feature = "bls2")]
+pub use blosc2::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
 pub use codec::{
     Blosc, Bzip2, Codec, CodecError, CodecRegistry, EncodeOptions, Lz4Chunked, Lz4Frame, Xz, Zlib,
     Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,

@@ -55,10 +55,14 @@ pub fn encode_block<'a>(
     let payload: Cow<'a, [u8]> = if compression.is_none() {
         Cow::Borrowed(data)
     } else {
-        let codec = options
-            .codecs
-            .get(compression)
-            .ok_or_else(|| BlockError::UnknownCodecName(compression.to_string()))?;
+        let codec =
+            options
+                .codecs
+                .get(compression)
+                .ok_or_else(|| BlockError::UnknownCodecName {
+                    name: compression.to_string(),
+                    known: options.codecs.known(),
+                })?;
         let out = codec.encode(data, encode).map_err(|e| BlockError::Encode {
             codec: codec.name().to_string(),
             message: e.message,

@@ -597,6 +597,6 @@ fn incompressible_data_is_stored_raw_and_encode_blocks_is_parallel() {
     }
     assert!(matches!(
         encode_block(&zeros, Label(*b"nope"), &EncodeOptions::default(), &opts).unwrap_err(),
-        BlockError::UnknownCodecName(_)
+        BlockError::UnknownCodecName { .. }
     ));
 }

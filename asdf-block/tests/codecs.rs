@@ -242,3 +242,39 @@ fn blosc_validates_its_header() {
     assert!(c.decode(&lying, data.len()).is_err());
     assert!(c.decode(&enc[..15], data.len()).is_err());
 }
+
+#[cfg(feature = "bls2")]
+#[test]
+fn blosc2_round_trips_and_validates() {
+    let c = codec("bls2");
+    for len in [0usize, 1, 4096, 300_001] {
+        let data = sample(len);
+        let enc = c
+            .encode(
+                &data,
+                &EncodeOptions {
+                    typesize: 4,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(
+            c.decode(&enc, data.len()).unwrap() == data,
+            "bls2 len {len}"
+        );
+        assert!(c.decode(&enc, data.len() + 1).is_err());
+    }
+    let data = sample(100_000);
+    let enc = c.encode(&data, &EncodeOptions::default()).unwrap();
+    for cut in [0, 16, 31, 32, enc.len() / 2, enc.len() - 1] {
+        assert!(
+            c.decode(&enc[..cut], data.len()).is_err(),
+            "bls2 truncated to {cut}"
+        );
+    }
+    for i in (0..enc.len()).step_by(97) {
+        let mut bad = enc.clone();
+        bad[i] ^= 0xa5;
+        let _ = c.decode(&bad, data.len());
+    }
+}

@@ -233,3 +233,36 @@ open(f"{d}/theirs.xz", "wb").write(lzma.compress(data, preset=6))
     let theirs = std::fs::read(dir.join("theirs.xz")).unwrap();
     assert!(Xz.decode(&theirs, data.len()).unwrap() == data);
 }
+
+#[cfg(feature = "bls2")]
+#[test]
+fn blosc2_chunks_match_python_blosc2() {
+    // asdf-compression 0.1.0 on PyPI has no bls2 compressor; check the chunk format against
+    // python-blosc2 itself, in both directions.
+    let py = require_python!();
+    let dir = TempDir::new("interop-bls2");
+    let data: Vec<u8> = (0..250_000u32)
+        .flat_map(|i| ((i / 3) as f32).to_le_bytes())
+        .collect();
+    let ours = asdf_block::Blosc2
+        .encode(
+            &data,
+            &EncodeOptions {
+                typesize: 4,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    std::fs::write(dir.join("ours.b2"), &ours).unwrap();
+    std::fs::write(dir.join("data.bin"), &data).unwrap();
+    let script = r#"
+import sys, blosc2
+d = sys.argv[1]
+data = open(f"{d}/data.bin", "rb").read()
+assert blosc2.decompress(open(f"{d}/ours.b2", "rb").read()) == data
+open(f"{d}/theirs.b2", "wb").write(blosc2.compress(data, typesize=4))
+"#;
+    run_python(&py, script, &[dir.path().to_str().unwrap()]);
+    let theirs = std::fs::read(dir.join("theirs.b2")).unwrap();
+    assert!(asdf_block::Blosc2.decode(&theirs, data.len()).unwrap() == data);
+}

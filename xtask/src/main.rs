@@ -2,7 +2,8 @@
 //!
 //! * `test [-- <cargo test args>]`: builds the interop virtualenv under `target/interop-venv` (the
 //!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
-//!   runs the whole workspace test suite with interop tests required (a missing peer fails).
+//!   runs the whole workspace test suite with interop tests required (a missing peer fails), then
+//!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed).
 //! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
 
 use std::path::{Path, PathBuf};
@@ -121,8 +122,37 @@ fn test(extra: &[String]) -> Result<(), String> {
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "--workspace"])
-        .args(extra)
+        .args(&extra)
+        .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_REQUIRE_INTEROP", "1"))?;
+    // Optional features that need more than a C compiler: Blosc2 (`bls2`) builds with cmake.
+    ensure_cmake()?;
+    run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "-p", "asdf-block", "--features", "bls2"])
+        .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     Ok(())
+}
+
+/// Makes sure cmake is on PATH, installing Debian's package when running as root.
+fn ensure_cmake() -> Result<(), String> {
+    if Command::new("cmake").arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !root || Command::new("apt-get").arg("--version").output().is_err() {
+        return Err(
+            "the bls2 feature's tests need cmake: install it (e.g. apt-get install cmake)".into(),
+        );
+    }
+    run(Command::new("apt-get").args(["update", "-qq"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "cmake"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
 }
