@@ -171,22 +171,25 @@ pub struct BlockReader<B> {
 /// A [`BlockReader`] over a memory-mapped file.
 pub type MappedBlocks = BlockReader<memmap2::Mmap>;
 
+/// Memory-maps the file at `path` read-only. Errors name the file.
+pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
+    let file = File::open(path).map_err(|e| BlockError::io("opening the file", e).in_file(path))?;
+    // SAFETY: the map is read-only and private to its reader. Like every memory-mapped reader
+    // (numpy.memmap included), it relies on no other process truncating or rewriting the file
+    // while it is open; this workspace's writers never modify a file in place but write a new
+    // file and rename it over the old one, which leaves existing mappings valid.
+    unsafe { memmap2::Mmap::map(&file) }
+        .map_err(|e| BlockError::io("memory-mapping the file", e).in_file(path))
+}
+
 impl BlockReader<memmap2::Mmap> {
     /// Memory-maps the file at `path` and locates its blocks at or after byte `start` (the end of
     /// the tree; 0 is fine). Errors name the file.
     pub fn open(path: impl AsRef<Path>, start: u64, options: ReadOptions) -> Result<Self> {
         let path = path.as_ref();
-        let file =
-            File::open(path).map_err(|e| BlockError::io("opening the file", e).in_file(path))?;
-        // SAFETY: the map is read-only and private to this reader. Like every memory-mapped
-        // reader (numpy.memmap included), it relies on no other process truncating or rewriting
-        // the file while it is open; this crate's own writers never modify a file in place but
-        // write a new file and rename it over the old one, which leaves this mapping valid.
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| BlockError::io("memory-mapping the file", e).in_file(path))?;
-        let mut reader = BlockReader::new(map, start, options).map_err(|e| e.in_file(path))?;
-        reader.path = Some(path.to_path_buf());
-        Ok(reader)
+        let map = map_file(path)?;
+        let reader = BlockReader::new(map, start, options).map_err(|e| e.in_file(path))?;
+        Ok(reader.with_path(path))
     }
 }
 
@@ -205,6 +208,12 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
             path: None,
             verified,
         })
+    }
+
+    /// Names the file these bytes came from in every later error.
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
     }
 
     fn ctx(&self, e: BlockError) -> BlockError {
