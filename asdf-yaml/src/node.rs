@@ -1,0 +1,765 @@
+//! The node model: a tagged YAML 1.1 tree with shared (anchored) subtrees.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::pointer;
+
+/// One node of the tree: an optional tag and a [`Value`].
+///
+/// Tags are full URIs (`tag:stsci.edu:asdf/core/ndarray-1.1.0`); shorthand handles are expanded
+/// when parsing and re-applied when emitting. A node whose value is [`Value::Shared`] is an
+/// anchored subtree that may appear at several places of the tree: its tag is the tag of the
+/// shared node, and the accessors look through the sharing transparently.
+///
+/// ```
+/// use asdf_yaml::{Node, Value};
+/// let n = Node::mapping([("shape", Node::sequence([2i64, 3].map(Node::from)))])
+///     .with_tag("tag:stsci.edu:asdf/core/ndarray-1.1.0");
+/// assert_eq!(n.pointer("/shape/1").and_then(Node::as_i64), Some(3));
+/// assert_eq!(n.tag(), Some("tag:stsci.edu:asdf/core/ndarray-1.1.0"));
+/// assert!(matches!(n.get("shape").map(Node::value), Some(Value::Seq(_))));
+/// ```
+#[derive(Clone, Default)]
+pub struct Node {
+    tag: Option<String>,
+    value: Value,
+}
+
+/// The value of a [`Node`].
+#[derive(Clone, Default)]
+pub enum Value {
+    /// `null`, `~` or empty.
+    #[default]
+    Null,
+    /// A YAML 1.1 bool (`true`, `yes`, `on`, ...).
+    Bool(bool),
+    /// An integer within the `i64` range.
+    Int(i64),
+    /// An integer beyond `i64` (also the upper half of the `u64` range): its exact decimal digits,
+    /// with a leading `-` when negative, for the `core/integer` layer to take.
+    BigInt(String),
+    /// A float (`1.5`, `1.0e+20`, `.inf`, `.nan`).
+    Float(f64),
+    /// A string (also the text of unknown-tagged scalars and of timestamps).
+    Str(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in insertion order.
+    Map(Mapping),
+    /// A subtree shared by several places of the tree (a YAML anchor and its aliases). Cloning the
+    /// `Arc` keeps it shared; the emitter writes `&idNNN` at the first place and `*idNNN` at the
+    /// others.
+    Shared(Arc<Node>),
+}
+
+/// An insertion-ordered mapping. Keys are nodes (normally strings; ints, bools and other scalars
+/// are allowed).
+#[derive(Clone, Default, PartialEq)]
+pub struct Mapping {
+    entries: Vec<(Node, Node)>,
+}
+
+impl Mapping {
+    /// An empty mapping.
+    pub fn new() -> Mapping {
+        Mapping::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the mapping has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The value of the entry whose key is the string `key`.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Mutable access to the value of the entry whose key is the string `key`.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.entries
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// The value of the entry whose key equals `key` (any key type).
+    pub fn get_node(&self, key: &Node) -> Option<&Node> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Inserts or replaces an entry; a replaced entry keeps its position. Returns the old value.
+    pub fn insert(&mut self, key: impl Into<Node>, value: impl Into<Node>) -> Option<Node> {
+        let key = key.into();
+        let value = value.into();
+        if let Some((_, v)) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            return Some(std::mem::replace(v, value));
+        }
+        self.entries.push((key, value));
+        None
+    }
+
+    /// Appends an entry without looking for an existing equal key (the caller guarantees
+    /// uniqueness; used by the parser, which deduplicates itself).
+    pub(crate) fn push_unchecked(&mut self, key: Node, value: Node) {
+        self.entries.push((key, value));
+    }
+
+    /// Removes the entry whose key is the string `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let i = self
+            .entries
+            .iter()
+            .position(|(k, _)| k.as_str() == Some(key))?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Whether an entry has the string key `key`.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Iterates over `(key, value)` pairs in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Node, &Node)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Iterates over `(key, value)` pairs in order, values mutable.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&Node, &mut Node)> {
+        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    /// The keys in order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Node> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// The values in order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Node> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+}
+
+/// Builds a mapping; a later duplicate key replaces the earlier value (which keeps its position).
+/// Linear in the number of entries (large inputs are deduplicated through a hash table).
+impl<K: Into<Node>, V: Into<Node>> FromIterator<(K, V)> for Mapping {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Mapping {
+        let entries: Vec<(Node, Node)> = iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let mut m = Mapping::new();
+        if entries.len() <= 32 {
+            for (k, v) in entries {
+                m.insert(k, v);
+            }
+            return m;
+        }
+        // Strict key identity (the same as `==` on keys, NaN == NaN, -0.0 != 0.0), by text.
+        let mut index: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::with_capacity(entries.len());
+        for (k, v) in entries {
+            let id = format!("{:?}|{:?}", k.tag(), k.value());
+            match index.get(&id) {
+                Some(&i) => m.entries[i].1 = v,
+                None => {
+                    index.insert(id, m.entries.len());
+                    m.entries.push((k, v));
+                }
+            }
+        }
+        m
+    }
+}
+
+impl IntoIterator for Mapping {
+    type Item = (Node, Node);
+    type IntoIter = std::vec::IntoIter<(Node, Node)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl Node {
+    /// A node with the given value and no tag.
+    pub fn new(value: Value) -> Node {
+        Node { tag: None, value }
+    }
+
+    /// The null node.
+    pub fn null() -> Node {
+        Node::new(Value::Null)
+    }
+
+    /// A mapping node from `(key, value)` pairs (a later duplicate key replaces the earlier value).
+    ///
+    /// ```
+    /// use asdf_yaml::Node;
+    /// let n = Node::mapping([("a", Node::from(1)), ("b", Node::from("x"))]);
+    /// assert_eq!(n.get("b").and_then(Node::as_str), Some("x"));
+    /// ```
+    pub fn mapping<K: Into<Node>, V: Into<Node>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Node {
+        Node::new(Value::Map(entries.into_iter().collect()))
+    }
+
+    /// A sequence node.
+    pub fn sequence<T: Into<Node>>(items: impl IntoIterator<Item = T>) -> Node {
+        Node::new(Value::Seq(items.into_iter().map(Into::into).collect()))
+    }
+
+    /// An integer node from its decimal text, as [`Value::Int`] when it fits in `i64`, else
+    /// [`Value::BigInt`]. `None` if the text is not an optionally signed run of decimal digits.
+    pub fn integer_from_decimal(text: &str) -> Option<Node> {
+        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+        if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        // Leading zeros would be read as octal by the YAML 1.1 constructor: strip them.
+        let trimmed = digits.trim_start_matches('0');
+        let canonical = if trimmed.is_empty() { "0" } else { trimmed };
+        let signed = if text.starts_with('-') {
+            format!("-{canonical}")
+        } else {
+            canonical.to_string()
+        };
+        Some(match crate::resolve::construct_int(&signed)? {
+            crate::resolve::IntValue::Small(v) => Node::from(v),
+            crate::resolve::IntValue::Big(s) => Node::new(Value::BigInt(s)),
+        })
+    }
+
+    /// Wraps this node so it can be shared: clones of the result share one subtree and are
+    /// emitted as an anchor and aliases.
+    ///
+    /// ```
+    /// use asdf_yaml::{Node, emit_to_string};
+    /// let shared = Node::mapping([("abc", 123)]).into_shared();
+    /// let tree = Node::mapping([("a", shared.clone()), ("b", shared)]);
+    /// let text = emit_to_string(&tree).unwrap();
+    /// assert!(text.contains("a: &id001\n") && text.contains("b: *id001\n"));
+    /// ```
+    pub fn into_shared(self) -> Node {
+        match self.value {
+            Value::Shared(_) => self,
+            _ => Node::new(Value::Shared(Arc::new(self))),
+        }
+    }
+
+    /// Returns the same node with `tag` set (a full tag URI).
+    pub fn with_tag(mut self, tag: impl Into<String>) -> Node {
+        self.set_tag(Some(tag.into()));
+        self
+    }
+
+    /// The node's tag (the tag of the shared subtree for a shared node).
+    pub fn tag(&self) -> Option<&str> {
+        match &self.value {
+            Value::Shared(inner) => inner.tag(),
+            _ => self.tag.as_deref(),
+        }
+    }
+
+    /// Sets or clears the tag. On a shared node this makes the node its own copy first (copy on
+    /// write), so the other places sharing the subtree keep their tag.
+    pub fn set_tag(&mut self, tag: Option<String>) {
+        self.unshare_in_place();
+        self.tag = tag;
+    }
+
+    /// The value, looking through sharing (never [`Value::Shared`] unless a shared node wraps
+    /// another shared node, which the parser never produces).
+    pub fn value(&self) -> &Value {
+        match &self.value {
+            Value::Shared(inner) => inner.value(),
+            v => v,
+        }
+    }
+
+    /// Mutable access to the value. On a shared node the subtree is copied first (copy on write)
+    /// unless this is the only reference left, so other places are not changed.
+    pub fn value_mut(&mut self) -> &mut Value {
+        self.unshare_in_place();
+        &mut self.value
+    }
+
+    /// The value as stored, [`Value::Shared`] included.
+    pub fn raw_value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The tag as stored on this node (None for a shared node, whose tag is on the shared inner
+    /// node).
+    pub fn raw_tag(&self) -> Option<&str> {
+        self.tag.as_deref()
+    }
+
+    /// Whether this node is a shared (anchored) subtree.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.value, Value::Shared(_))
+    }
+
+    /// The shared subtree, if this node is one.
+    pub fn shared(&self) -> Option<&Arc<Node>> {
+        match &self.value {
+            Value::Shared(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    fn unshare_in_place(&mut self) {
+        if let Value::Shared(arc) = &mut self.value {
+            let inner = std::mem::take(Arc::make_mut(arc));
+            *self = inner;
+        }
+    }
+
+    /// Consumes the node and splits it into its tag and value, unsharing if needed.
+    pub fn into_parts(mut self) -> (Option<String>, Value) {
+        self.unshare_in_place();
+        (self.tag, self.value)
+    }
+
+    /// Whether the value is null.
+    pub fn is_null(&self) -> bool {
+        matches!(self.value(), Value::Null)
+    }
+
+    /// The bool value.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.value() {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The integer value if it fits in `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.value() {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The integer value if it fits in `u64` (also big integers up to `u64::MAX`).
+    pub fn as_u64(&self) -> Option<u64> {
+        match self.value() {
+            Value::Int(i) => u64::try_from(*i).ok(),
+            Value::BigInt(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The decimal text of an integer of any size (`Int` or `BigInt`).
+    pub fn as_integer_text(&self) -> Option<String> {
+        match self.value() {
+            Value::Int(i) => Some(i.to_string()),
+            Value::BigInt(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// The value as `f64`: floats, and integers converted (rounded for big ones).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.value() {
+            Value::Float(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            Value::BigInt(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The string value (also the text of unknown-tagged scalars and timestamps).
+    pub fn as_str(&self) -> Option<&str> {
+        match self.value() {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items of a sequence.
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match self.value() {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items of a sequence, mutable (copy on write through sharing).
+    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+        match self.value_mut() {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The mapping.
+    pub fn as_map(&self) -> Option<&Mapping> {
+        match self.value() {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The mapping, mutable (copy on write through sharing).
+    pub fn as_map_mut(&mut self) -> Option<&mut Mapping> {
+        match self.value_mut() {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The value at string key `key` of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?.get(key)
+    }
+
+    /// Mutable access to the value at string key `key` of a mapping.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.as_map_mut()?.get_mut(key)
+    }
+
+    /// Item `i` of a sequence.
+    pub fn index(&self, i: usize) -> Option<&Node> {
+        self.as_seq()?.get(i)
+    }
+
+    /// Mutable access to item `i` of a sequence.
+    pub fn index_mut(&mut self, i: usize) -> Option<&mut Node> {
+        self.as_seq_mut()?.get_mut(i)
+    }
+
+    /// Number of children (sequence items or mapping entries); 0 for scalars.
+    pub fn len(&self) -> usize {
+        match self.value() {
+            Value::Seq(s) => s.len(),
+            Value::Map(m) => m.len(),
+            _ => 0,
+        }
+    }
+
+    /// Whether [`len`](Node::len) is 0.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over the children: sequence items, or mapping values; nothing for scalars.
+    pub fn children(&self) -> Box<dyn Iterator<Item = &Node> + '_> {
+        match self.value() {
+            Value::Seq(s) => Box::new(s.iter()),
+            Value::Map(m) => Box::new(m.values()),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+
+    /// Looks up a JSON Pointer (RFC 6901: `/a/0`, `~1` for `/`, `~0` for `~`; `""` is the node
+    /// itself). Mapping segments match string keys (and integer keys as a fallback); sequence
+    /// segments are decimal indices.
+    ///
+    /// ```
+    /// use asdf_yaml::Node;
+    /// let n = asdf_yaml::parse_str("a/b: {c~d: [10, 20]}").unwrap();
+    /// assert_eq!(n.pointer("/a~1b/c~0d/1").and_then(Node::as_i64), Some(20));
+    /// assert!(n.pointer("/missing").is_none());
+    /// ```
+    pub fn pointer(&self, pointer: &str) -> Option<&Node> {
+        pointer::lookup(self, pointer).ok()
+    }
+
+    /// Mutable JSON Pointer lookup (copy on write through shared subtrees on the way).
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Node> {
+        let tokens = pointer::tokens(pointer).ok()?;
+        let mut node = self;
+        for tok in tokens {
+            node = match node.value_mut() {
+                Value::Map(m) => {
+                    let idx = pointer::map_index(m, &tok)?;
+                    &mut m.entries[idx].1
+                }
+                Value::Seq(s) => s.get_mut(pointer::seq_index(&tok)?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// A short name of the value's kind (`null`, `bool`, `int`, `float`, `str`, `sequence`,
+    /// `mapping`), for messages.
+    pub fn kind(&self) -> &'static str {
+        match self.value() {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Seq(_) => "sequence",
+            Value::Map(_) => "mapping",
+            Value::Shared(inner) => inner.kind(),
+        }
+    }
+}
+
+/// Equality of trees: same tags and values, looking through sharing. Floats compare bit-exactly
+/// except that all NaNs are equal (so `-0.0 != 0.0` but `.nan == .nan`), which is what a round
+/// trip must preserve.
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        if let (Value::Shared(a), Value::Shared(b)) = (&self.value, &other.value) {
+            if Arc::ptr_eq(a, b) {
+                return true;
+            }
+        }
+        self.tag() == other.tag() && self.value() == other.value()
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Shared(a), b) => a.value() == b,
+            (a, Value::Shared(b)) => a == b.value(),
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::BigInt(a), Value::BigInt(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => {
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+            }
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Seq(a), Value::Seq(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(t) = &self.tag {
+            write!(f, "!<{t}> ")?;
+        }
+        fmt::Debug::fmt(&self.value, f)
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::BigInt(s) => write!(f, "{s}n"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Seq(s) => f.debug_list().entries(s).finish(),
+            Value::Map(m) => f.debug_map().entries(m.iter()).finish(),
+            Value::Shared(inner) => write!(f, "&{inner:?}"),
+        }
+    }
+}
+
+impl fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+static NULL_NODE: Node = Node {
+    tag: None,
+    value: Value::Null,
+};
+
+/// `node["key"]`: the value at a string key of a mapping, or a null node when there is none (like
+/// `serde_json`; use [`Node::get`] to tell "missing" from "null").
+///
+/// ```
+/// let n = asdf_yaml::parse_str("a: {b: [1, 2]}").unwrap();
+/// assert_eq!(n["a"]["b"][1].as_i64(), Some(2));
+/// assert!(n["nope"][7].is_null());
+/// ```
+impl std::ops::Index<&str> for Node {
+    type Output = Node;
+    fn index(&self, key: &str) -> &Node {
+        self.get(key).unwrap_or(&NULL_NODE)
+    }
+}
+
+/// `node[i]`: item `i` of a sequence, or a null node when there is none.
+impl std::ops::Index<usize> for Node {
+    type Output = Node;
+    fn index(&self, i: usize) -> &Node {
+        Node::index(self, i).unwrap_or(&NULL_NODE)
+    }
+}
+
+impl From<Value> for Node {
+    fn from(v: Value) -> Node {
+        Node::new(v)
+    }
+}
+
+impl From<bool> for Node {
+    fn from(v: bool) -> Node {
+        Node::new(Value::Bool(v))
+    }
+}
+
+macro_rules! from_small_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Node {
+            fn from(v: $t) -> Node {
+                Node::new(Value::Int(i64::from(v)))
+            }
+        }
+    )*};
+}
+from_small_int!(i8, i16, i32, i64, u8, u16, u32);
+
+impl From<u64> for Node {
+    fn from(v: u64) -> Node {
+        match i64::try_from(v) {
+            Ok(i) => Node::new(Value::Int(i)),
+            Err(_) => Node::new(Value::BigInt(v.to_string())),
+        }
+    }
+}
+
+impl From<usize> for Node {
+    fn from(v: usize) -> Node {
+        Node::from(v as u64)
+    }
+}
+
+impl From<isize> for Node {
+    fn from(v: isize) -> Node {
+        Node::from(v as i64)
+    }
+}
+
+impl From<i128> for Node {
+    fn from(v: i128) -> Node {
+        match i64::try_from(v) {
+            Ok(i) => Node::new(Value::Int(i)),
+            Err(_) => Node::new(Value::BigInt(v.to_string())),
+        }
+    }
+}
+
+impl From<f64> for Node {
+    fn from(v: f64) -> Node {
+        Node::new(Value::Float(v))
+    }
+}
+
+impl From<f32> for Node {
+    fn from(v: f32) -> Node {
+        Node::new(Value::Float(f64::from(v)))
+    }
+}
+
+impl From<&str> for Node {
+    fn from(v: &str) -> Node {
+        Node::new(Value::Str(v.to_string()))
+    }
+}
+
+impl From<String> for Node {
+    fn from(v: String) -> Node {
+        Node::new(Value::Str(v))
+    }
+}
+
+impl From<Vec<Node>> for Node {
+    fn from(v: Vec<Node>) -> Node {
+        Node::new(Value::Seq(v))
+    }
+}
+
+impl From<Mapping> for Node {
+    fn from(v: Mapping) -> Node {
+        Node::new(Value::Map(v))
+    }
+}
+
+impl<T: Into<Node>> From<Option<T>> for Node {
+    fn from(v: Option<T>) -> Node {
+        v.map_or_else(Node::null, Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_copy_on_write() {
+        let shared = Node::mapping([("x", 1)]).into_shared();
+        let mut tree = Node::mapping([("a", shared.clone()), ("b", shared)]);
+        tree.get_mut("a")
+            .and_then(|n| n.as_map_mut())
+            .map(|m| m.insert("x", 2));
+        assert_eq!(tree.pointer("/a/x").and_then(Node::as_i64), Some(2));
+        assert_eq!(tree.pointer("/b/x").and_then(Node::as_i64), Some(1));
+        assert!(tree.get("b").is_some_and(Node::is_shared));
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(Node::from(u64::MAX).as_u64(), Some(u64::MAX));
+        assert_eq!(
+            Node::integer_from_decimal("-0099").and_then(|n| n.as_i64()),
+            Some(-99)
+        );
+        assert_eq!(
+            Node::integer_from_decimal("99999999999999999999").map(|n| n.kind()),
+            Some("int")
+        );
+        assert!(Node::integer_from_decimal("1x").is_none());
+    }
+
+    #[test]
+    fn large_mappings_deduplicate_like_insert() {
+        let n = 1000;
+        let m: Mapping = (0..n)
+            .map(|i| (format!("k{}", i % 600), Node::from(i)))
+            .chain([(String::from("k0"), Node::from(-1))])
+            .collect();
+        assert_eq!(m.len(), 600);
+        assert_eq!(m.get("k0").and_then(Node::as_i64), Some(-1));
+        assert_eq!(m.get("k5").and_then(Node::as_i64), Some(605));
+        assert_eq!(m.keys().nth(1).and_then(Node::as_str), Some("k1"));
+        let nan: Mapping = (0..40)
+            .map(|i| {
+                (
+                    Node::from(if i % 2 == 0 { f64::NAN } else { -0.0 }),
+                    Node::from(i),
+                )
+            })
+            .collect();
+        assert_eq!(nan.len(), 2);
+    }
+
+    #[test]
+    fn trees_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Node>();
+        check::<Mapping>();
+    }
+
+    #[test]
+    fn float_equality_rules() {
+        assert_eq!(Node::from(f64::NAN), Node::from(f64::NAN));
+        assert_ne!(Node::from(0.0), Node::from(-0.0));
+        assert_ne!(Node::from(1), Node::from(1.0));
+    }
+}

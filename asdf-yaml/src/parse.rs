@@ -1,0 +1,687 @@
+//! Building a [`Node`] tree from the YAML event stream, with bounded resources.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
+
+use crate::error::{Error, Location, Result};
+use crate::node::{Mapping, Node, Value};
+use crate::resolve::{
+    construct_bool, construct_float, construct_int, resolve_plain, Implicit, IntValue,
+    TIMESTAMP_TAG, VALUE_TAG, YAML_TAG_PREFIX,
+};
+
+/// Resource bounds for parsing untrusted text. Exceeding one is an error, never a crash.
+///
+/// ```
+/// use asdf_yaml::{parse_document, Limits, ParseOptions, Error};
+/// let deep = "- ".repeat(100_000) + "x";
+/// let opts = ParseOptions::default();
+/// assert!(matches!(parse_document(&deep, &opts), Err(Error::DepthLimit { .. })));
+/// let small = ParseOptions { limits: Limits { max_depth: 2, ..Limits::default() } };
+/// assert!(parse_document("a: {b: {c: 1}}", &small).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum nesting of collections (default 512; PyYAML itself stops near 330 levels because
+    /// of Python's recursion limit, so every file Python can open fits).
+    pub max_depth: usize,
+    /// Maximum number of nodes that aliases (and `<<` merges) may stand for in total, counting
+    /// the full expansion of each alias (default 1 000 000). A "billion laughs" document fails
+    /// fast instead of describing 10^9 nodes to downstream walkers.
+    pub max_alias_nodes: u64,
+    /// Maximum length of one scalar in bytes (default 256 MiB).
+    pub max_scalar_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_depth: 512,
+            max_alias_nodes: 1_000_000,
+            max_scalar_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Options for [`parse_document`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Resource bounds.
+    pub limits: Limits,
+}
+
+/// Something legal but discouraged found while parsing (e.g. a mapping key that is not a str, int
+/// or bool, which ASDF Standard 1.6.0 forbids and Python asdf warns about).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Where it is.
+    pub location: Location,
+    /// What it is.
+    pub message: String,
+}
+
+/// A parsed YAML document: the tree plus what the directives said.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The root node (null for an empty document).
+    pub root: Node,
+    /// The `%YAML` directive's version (e.g. `"1.1"`), if present.
+    pub yaml_version: Option<String>,
+    /// The `%TAG` directives as `(handle, prefix)` pairs, in order.
+    pub tag_handles: Vec<(String, String)>,
+    /// Warnings (at most 100 are kept).
+    pub warnings: Vec<Warning>,
+}
+
+/// Parses YAML text with default options and returns the root node.
+///
+/// Text before the directives may be `#ASDF ...` header lines (they are YAML comments).
+///
+/// ```
+/// let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+///             --- !core/asdf-1.1.0\nflag: yes\nmode: 017\nname: '017'\n...\n";
+/// let root = asdf_yaml::parse_str(text).unwrap();
+/// assert_eq!(root.tag(), Some("tag:stsci.edu:asdf/core/asdf-1.1.0"));
+/// assert_eq!(root.get("flag").and_then(|n| n.as_bool()), Some(true));
+/// assert_eq!(root.get("mode").and_then(|n| n.as_i64()), Some(15));
+/// assert_eq!(root.get("name").and_then(|n| n.as_str()), Some("017"));
+/// ```
+pub fn parse_str(text: &str) -> Result<Node> {
+    Ok(parse_document(text, &ParseOptions::default())?.root)
+}
+
+/// Parses UTF-8 bytes with default options (a leading byte-order mark is skipped).
+pub fn parse_bytes(bytes: &[u8]) -> Result<Node> {
+    Ok(parse_document_bytes(bytes, &ParseOptions::default())?.root)
+}
+
+/// Parses UTF-8 bytes into a [`Document`].
+pub fn parse_document_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Document> {
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::Utf8 {
+        offset: e.valid_up_to(),
+    })?;
+    parse_document(text, options)
+}
+
+/// Parses YAML text into a [`Document`] with the given options.
+pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
+    let (text, base) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, '\u{feff}'.len_utf8()),
+        None => (text, 0),
+    };
+    let (yaml_version, tag_handles) = scan_directives(text);
+    let text = yaml11_line_breaks(text);
+    let mut b = Builder {
+        text: &text,
+        offset_cache: std::cell::Cell::new((0, 0)),
+        base,
+        limits: options.limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        open_anchors: Vec::new(),
+        alias_nodes: 0,
+        root: None,
+        warnings: Vec::new(),
+        plain_merge: false,
+    };
+    b.run()?;
+    Ok(Document {
+        root: b.root.map(|(n, _)| n).unwrap_or_default(),
+        yaml_version,
+        tag_handles,
+        warnings: b.warnings,
+    })
+}
+
+/// YAML 1.1 (and so PyYAML) treats NEL (U+0085), LS (U+2028) and PS (U+2029) as line breaks;
+/// YAML 1.2 parsers treat them as ordinary characters. PyYAML writes them raw in single-quoted
+/// scalars, each followed by the indentation of the continuation line, and reads NEL as a folded
+/// `\n` and LS/PS as themselves with the indentation after them dropped. This rewrites the text
+/// so the 1.2 parser sees the same thing: NEL becomes `\n`, blanks after LS/PS are removed.
+/// Text without these characters is returned as is.
+fn yaml11_line_breaks(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{85}' => out.push('\n'),
+            '\u{2028}' | '\u{2029}' => {
+                out.push(c);
+                while chars.next_if(|&n| n == ' ' || n == '\t').is_some() {}
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Reads `%YAML` and `%TAG` lines before the first `---`.
+fn scan_directives(text: &str) -> (Option<String>, Vec<(String, String)>) {
+    let mut version = None;
+    let mut tags = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix("%YAML") {
+            version = rest.split_whitespace().next().map(str::to_string);
+        } else if let Some(rest) = line.strip_prefix("%TAG") {
+            let mut parts = rest.split_whitespace();
+            if let (Some(h), Some(p)) = (parts.next(), parts.next()) {
+                tags.push((h.to_string(), p.to_string()));
+            }
+        } else if line.starts_with('#') || line.starts_with('%') || line.trim().is_empty() {
+            continue;
+        } else {
+            break;
+        }
+    }
+    (version, tags)
+}
+
+/// A collection under construction.
+struct Frame {
+    tag: Option<String>,
+    anchor: usize,
+    start: Marker,
+    /// Expanded node count of the finished children (for the alias budget).
+    size: u64,
+    kind: FrameKind,
+}
+
+enum FrameKind {
+    Seq(Vec<Node>),
+    Map {
+        entries: Vec<(Node, Node)>,
+        /// The key waiting for its value, and whether it is the merge key `<<`.
+        pending: Option<(Node, bool)>,
+        /// Indices of entries whose key is the merge key.
+        merges: Vec<usize>,
+        /// Sizes of merge values.
+        merge_size: u64,
+    },
+}
+
+struct Builder<'t> {
+    text: &'t str,
+    /// Last (character index, byte offset) pair computed, so offsets of increasing positions cost
+    /// O(n) in total.
+    offset_cache: std::cell::Cell<(usize, usize)>,
+    /// Bytes skipped before `text` (a byte-order mark), added to reported offsets.
+    base: usize,
+    limits: Limits,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, (Arc<Node>, u64)>,
+    open_anchors: Vec<usize>,
+    alias_nodes: u64,
+    root: Option<(Node, u64)>,
+    warnings: Vec<Warning>,
+    /// Set while the scalar just built is a plain `<<`.
+    plain_merge: bool,
+}
+
+/// Byte offset of character index `idx` in `text`.
+fn byte_offset(text: &str, idx: usize) -> usize {
+    text.char_indices().nth(idx).map_or(text.len(), |(b, _)| b)
+}
+
+impl Builder<'_> {
+    fn loc(&self, m: &Marker) -> Location {
+        let idx = m.index();
+        let (ci, bi) = self.offset_cache.get();
+        let offset = if idx >= ci && bi <= self.text.len() {
+            bi + byte_offset(&self.text[bi..], idx - ci)
+        } else {
+            byte_offset(self.text, idx)
+        };
+        self.offset_cache.set((idx, offset));
+        Location {
+            line: m.line(),
+            column: m.col(),
+            offset: offset + self.base,
+        }
+    }
+
+    fn syntax(&self, e: &ScanError) -> Error {
+        Error::Syntax {
+            location: self.loc(e.marker()),
+            message: e.info().to_string(),
+        }
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut parser = Parser::new_from_str(self.text);
+        let mut documents = 0usize;
+        while let Some(item) = parser.next_event() {
+            let (event, span) = item.map_err(|e| self.syntax(&e))?;
+            let mark = span.start;
+            match event {
+                Event::Nothing | Event::StreamStart => {}
+                Event::StreamEnd => break,
+                Event::DocumentStart(_) => {
+                    if documents > 0 {
+                        return Err(Error::MultipleDocuments {
+                            location: self.loc(&mark),
+                        });
+                    }
+                    documents += 1;
+                }
+                Event::DocumentEnd => {}
+                Event::Alias(id) => {
+                    let node = self.alias(id, &mark)?;
+                    self.finish(node, &mark)?;
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    let node = self.scalar(text, style, tag, &mark)?;
+                    let node = self.anchor(node, anchor);
+                    self.finish(node, &mark)?;
+                    self.plain_merge = false;
+                }
+                Event::SequenceStart(anchor, tag) => {
+                    self.push(anchor, tag, mark, FrameKind::Seq(Vec::new()))?;
+                }
+                Event::MappingStart(anchor, tag) => {
+                    let kind = FrameKind::Map {
+                        entries: Vec::new(),
+                        pending: None,
+                        merges: Vec::new(),
+                        merge_size: 0,
+                    };
+                    self.push(anchor, tag, mark, kind)?;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let node = self.pop(&mark)?;
+                    self.finish(node, &mark)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn push(
+        &mut self,
+        anchor: usize,
+        tag: Option<Cow<'_, Tag>>,
+        start: Marker,
+        kind: FrameKind,
+    ) -> Result<()> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(Error::DepthLimit {
+                limit: self.limits.max_depth,
+                location: self.loc(&start),
+            });
+        }
+        let tag = tag.and_then(|t| collection_tag(&t));
+        if anchor != 0 {
+            self.open_anchors.push(anchor);
+        }
+        self.stack.push(Frame {
+            tag,
+            anchor,
+            start,
+            size: 1,
+            kind,
+        });
+        Ok(())
+    }
+
+    /// Closes the innermost collection and returns it with its expanded size.
+    fn pop(&mut self, mark: &Marker) -> Result<(Node, u64)> {
+        let Some(frame) = self.stack.pop() else {
+            return Err(Error::Syntax {
+                location: self.loc(mark),
+                message: "collection end without a start".into(),
+            });
+        };
+        let mut size = frame.size;
+        let value = match frame.kind {
+            FrameKind::Seq(items) => Value::Seq(items),
+            FrameKind::Map {
+                entries,
+                merges,
+                merge_size,
+                ..
+            } => {
+                let entries = if merges.is_empty() {
+                    entries
+                } else {
+                    size = size.saturating_add(merge_size);
+                    self.charge_aliases(merge_size, &frame.start)?;
+                    self.flatten_merges(entries, &merges, &frame.start)?
+                };
+                Value::Map(dedup(entries))
+            }
+        };
+        let node = Node::new(value);
+        let node = match frame.tag {
+            Some(t) => node.with_tag(t),
+            None => node,
+        };
+        if frame.anchor != 0 {
+            self.open_anchors.retain(|&a| a != frame.anchor);
+        }
+        Ok(self.anchor((node, size), frame.anchor))
+    }
+
+    fn charge_aliases(&mut self, n: u64, mark: &Marker) -> Result<()> {
+        self.alias_nodes = self.alias_nodes.saturating_add(n);
+        if self.alias_nodes > self.limits.max_alias_nodes {
+            return Err(Error::AliasLimit {
+                limit: self.limits.max_alias_nodes,
+                location: self.loc(mark),
+            });
+        }
+        Ok(())
+    }
+
+    /// PyYAML's merge semantics: merged entries come first (for a list of mappings, earlier
+    /// mappings win), the mapping's own entries override them.
+    fn flatten_merges(
+        &self,
+        entries: Vec<(Node, Node)>,
+        merges: &[usize],
+        start: &Marker,
+    ) -> Result<Vec<(Node, Node)>> {
+        let mut merged = Vec::new();
+        let mut own = Vec::new();
+        let bad = || Error::InvalidMerge {
+            location: self.loc(start),
+        };
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            if !merges.contains(&i) {
+                own.push((k, v));
+                continue;
+            }
+            match v.value() {
+                Value::Map(m) => merged.extend(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                Value::Seq(items) => {
+                    for item in items.iter().rev() {
+                        let m = item.as_map().ok_or_else(bad)?;
+                        merged.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                }
+                _ => return Err(bad()),
+            }
+        }
+        merged.extend(own);
+        Ok(merged)
+    }
+
+    fn anchor(&mut self, (node, size): (Node, u64), anchor: usize) -> (Node, u64) {
+        if anchor == 0 {
+            return (node, size);
+        }
+        let arc = Arc::new(node);
+        self.anchors.insert(anchor, (arc.clone(), size));
+        (Node::new(Value::Shared(arc)), size)
+    }
+
+    fn alias(&mut self, id: usize, mark: &Marker) -> Result<(Node, u64)> {
+        let Some((arc, size)) = self.anchors.get(&id).cloned() else {
+            let reason = if self.open_anchors.contains(&id) {
+                "an anchor that contains it (recursive alias)"
+            } else {
+                "an undefined anchor"
+            };
+            return Err(Error::BadAlias {
+                location: self.loc(mark),
+                reason,
+            });
+        };
+        self.charge_aliases(size, mark)?;
+        Ok((Node::new(Value::Shared(arc)), size))
+    }
+
+    fn scalar(
+        &mut self,
+        text: Cow<'_, str>,
+        style: ScalarStyle,
+        tag: Option<Cow<'_, Tag>>,
+        mark: &Marker,
+    ) -> Result<(Node, u64)> {
+        if text.len() > self.limits.max_scalar_bytes {
+            return Err(Error::ScalarLimit {
+                len: text.len(),
+                limit: self.limits.max_scalar_bytes,
+                location: self.loc(mark),
+            });
+        }
+        let invalid = |expected: &'static str, this: &Self| Error::InvalidScalar {
+            expected,
+            text: text.chars().take(80).collect(),
+            location: this.loc(mark),
+        };
+        let int_node = |v: IntValue| match v {
+            IntValue::Small(i) => Value::Int(i),
+            IntValue::Big(s) => Value::BigInt(s),
+        };
+        let full_tag = tag.map(|t| full_tag(&t));
+        let node = match full_tag.as_deref() {
+            None if style == ScalarStyle::Plain => match resolve_plain(&text) {
+                Implicit::Null => Node::null(),
+                Implicit::Bool => {
+                    Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
+                }
+                Implicit::Int => Node::new(int_node(
+                    construct_int(&text).ok_or_else(|| invalid("int", self))?,
+                )),
+                Implicit::Float => {
+                    Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
+                }
+                Implicit::Timestamp => Node::from(text.into_owned()).with_tag(TIMESTAMP_TAG),
+                Implicit::Value => Node::from(text.into_owned()).with_tag(VALUE_TAG),
+                // `<<` is only special as a mapping key; `finish` checks for that.
+                Implicit::Merge => {
+                    self.plain_merge = true;
+                    Node::from(text.into_owned())
+                }
+                Implicit::Str => Node::from(text.into_owned()),
+            },
+            None | Some("!") => Node::from(text.into_owned()),
+            Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
+                Some("str") => Node::from(text.into_owned()),
+                Some("null") => Node::null(),
+                Some("bool") => {
+                    Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
+                }
+                Some("int") => Node::new(int_node(
+                    construct_int(&text).ok_or_else(|| invalid("int", self))?,
+                )),
+                Some("float") => {
+                    Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
+                }
+                _ => Node::from(text.into_owned()).with_tag(t),
+            },
+        };
+        Ok((node, 1))
+    }
+
+    /// Places a finished node into its parent (or as the root).
+    fn finish(&mut self, (node, size): (Node, u64), mark: &Marker) -> Result<()> {
+        let Some(frame) = self.stack.last_mut() else {
+            self.root = Some((node, size));
+            return Ok(());
+        };
+        frame.size = frame.size.saturating_add(size);
+        match &mut frame.kind {
+            FrameKind::Seq(items) => items.push(node),
+            FrameKind::Map {
+                entries,
+                pending,
+                merges,
+                merge_size,
+            } => match pending.take() {
+                Some((key, is_merge)) => {
+                    if is_merge {
+                        merges.push(entries.len());
+                        *merge_size = merge_size.saturating_add(size);
+                    }
+                    entries.push((key, node));
+                }
+                None => {
+                    // Only a plain, untagged, unanchored `<<` is a merge key.
+                    let is_merge = self.plain_merge && !node.is_shared();
+                    match node.value() {
+                        Value::Seq(_) | Value::Map(_) => {
+                            let kind = if matches!(node.value(), Value::Seq(_)) {
+                                "sequence"
+                            } else {
+                                "mapping"
+                            };
+                            return Err(Error::InvalidKey {
+                                kind,
+                                location: self.loc(mark),
+                            });
+                        }
+                        Value::Null | Value::Float(_) => {
+                            let message = format!(
+                                "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
+                                node,
+                                node.kind()
+                            );
+                            self.warn(mark, message);
+                        }
+                        _ => {}
+                    }
+                    if let Some(FrameKind::Map { pending, .. }) =
+                        self.stack.last_mut().map(|f| &mut f.kind)
+                    {
+                        *pending = Some((node, is_merge));
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn warn(&mut self, mark: &Marker, message: String) {
+        if self.warnings.len() < 100 {
+            let location = self.loc(mark);
+            self.warnings.push(Warning { location, message });
+        }
+    }
+}
+
+/// The full tag URI of a parser tag; `"!"` for the non-specific tag.
+fn full_tag(t: &Tag) -> String {
+    if t.handle.is_empty() && t.suffix == "!" {
+        return "!".to_string();
+    }
+    format!("{}{}", t.handle, repair_escapes(&t.suffix))
+}
+
+/// saphyr-parser 0.3.3 decodes a percent-escaped two-byte UTF-8 sequence in a tag (`%C3%A9`) as
+/// the code point of the raw bytes (U+C3A9) instead of the character (U+00E9). Tags are ASCII in
+/// YAML, so any such character came from that decoding and is repaired here.
+fn repair_escapes(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let code = c as u32;
+        let (hi, lo) = ((code >> 8) as u8, code as u8);
+        let fixed = (0x80..=0xFFFF).contains(&code)
+            && (0xC2..=0xDF).contains(&hi)
+            && (0x80..=0xBF).contains(&lo);
+        match fixed.then(|| {
+            std::str::from_utf8(&[hi, lo])
+                .ok()
+                .and_then(|t| t.chars().next())
+        }) {
+            Some(Some(d)) => out.push(d),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A collection's tag as kept on the node: `!!seq`, `!!map` and `!` mean "no tag".
+fn collection_tag(t: &Tag) -> Option<String> {
+    let full = full_tag(t);
+    match full.as_str() {
+        "!" => None,
+        s if matches!(s.strip_prefix(YAML_TAG_PREFIX), Some("seq" | "map")) => None,
+        _ => Some(full),
+    }
+}
+
+/// Identity of a mapping key for duplicate detection, with Python's dict semantics
+/// (`True == 1`, `1.0 == 1`, every NaN distinct).
+#[derive(Hash, PartialEq, Eq)]
+enum KeyId<'a> {
+    Null,
+    Int(i64),
+    Big(&'a str),
+    Float(u64),
+    Str(&'a str),
+}
+
+fn key_id(k: &Node) -> Option<KeyId<'_>> {
+    Some(match k.value() {
+        Value::Null => KeyId::Null,
+        Value::Bool(b) => KeyId::Int(i64::from(*b)),
+        Value::Int(i) => KeyId::Int(*i),
+        Value::BigInt(s) => KeyId::Big(s),
+        Value::Float(f) if f.is_nan() => return None,
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => KeyId::Int(*f as i64),
+        Value::Float(f) => KeyId::Float((f + 0.0).to_bits()),
+        Value::Str(s) => KeyId::Str(s),
+        Value::Seq(_) | Value::Map(_) | Value::Shared(_) => return None,
+    })
+}
+
+/// Later duplicates replace the value of the first occurrence, which keeps its position (what a
+/// Python dict built by PyYAML does).
+fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
+    if entries.len() <= 16 {
+        let ids: Vec<Option<KeyId<'_>>> = entries.iter().map(|(k, _)| key_id(k)).collect();
+        let unique = ids.iter().enumerate().all(|(i, a)| {
+            a.as_ref()
+                .is_none_or(|a| ids[..i].iter().all(|b| b.as_ref() != Some(a)))
+        });
+        drop(ids);
+        if unique {
+            let mut m = Mapping::new();
+            for (k, v) in entries {
+                m.push_unchecked(k, v);
+            }
+            return m;
+        }
+    }
+    let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
+    let mut seen: HashMap<KeyId<'_>, usize> = HashMap::new();
+    // Work on indices first (keys borrowed from `entries`), then move.
+    let mut slot = Vec::with_capacity(entries.len());
+    for (i, (k, _)) in entries.iter().enumerate() {
+        match key_id(k) {
+            Some(id) => match seen.get(&id) {
+                Some(&first) => slot.push(first),
+                None => {
+                    seen.insert(id, i);
+                    slot.push(i);
+                }
+            },
+            None => slot.push(i),
+        }
+    }
+    let mut index_of_first: HashMap<usize, usize> = HashMap::new();
+    let mut m = Mapping::new();
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        let first = slot[i];
+        if first == i {
+            index_of_first.insert(i, out.len());
+            out.push((k, v));
+        } else if let Some(&pos) = index_of_first.get(&first) {
+            out[pos].1 = v;
+        }
+    }
+    for (k, v) in out {
+        m.push_unchecked(k, v);
+    }
+    m
+}

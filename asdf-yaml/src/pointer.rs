@@ -1,0 +1,132 @@
+//! JSON Pointer (RFC 6901) over [`Node`] trees.
+
+use crate::error::{Error, Result};
+use crate::node::{Mapping, Node, Value};
+
+/// Splits a pointer into unescaped reference tokens (`~1` -> `/`, then `~0` -> `~`).
+///
+/// ```
+/// assert_eq!(asdf_yaml::pointer::tokens("/a~1b/~01").unwrap(), vec!["a/b", "~1"]);
+/// assert!(asdf_yaml::pointer::tokens("a").is_err());
+/// ```
+pub fn tokens(pointer: &str) -> Result<Vec<String>> {
+    if pointer.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(Error::InvalidPointer {
+            pointer: pointer.to_string(),
+            message: "a non-empty pointer must start with '/'",
+        });
+    };
+    rest.split('/')
+        .map(|t| unescape(t).ok_or_else(|| bad_escape(pointer)))
+        .collect()
+}
+
+fn bad_escape(pointer: &str) -> Error {
+    Error::InvalidPointer {
+        pointer: pointer.to_string(),
+        message: "'~' must be followed by '0' or '1'",
+    }
+}
+
+fn unescape(token: &str) -> Option<String> {
+    if !token.contains('~') {
+        return Some(token.to_string());
+    }
+    let mut out = String::with_capacity(token.len());
+    let mut chars = token.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return None,
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// Escapes one reference token (`~` -> `~0`, `/` -> `~1`).
+pub fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Index of the entry a token selects: the string key equal to the token, else an integer key
+/// with that decimal value.
+pub(crate) fn map_index(m: &Mapping, token: &str) -> Option<usize> {
+    if let Some(i) = m.keys().position(|k| k.as_str() == Some(token)) {
+        return Some(i);
+    }
+    let as_int: i64 = token.parse().ok()?;
+    m.keys().position(|k| k.as_i64() == Some(as_int))
+}
+
+/// A sequence index token: decimal digits, no leading zeros (RFC 6901).
+pub(crate) fn seq_index(token: &str) -> Option<usize> {
+    if token.is_empty()
+        || !token.bytes().all(|c| c.is_ascii_digit())
+        || (token.len() > 1 && token.starts_with('0'))
+    {
+        return None;
+    }
+    token.parse().ok()
+}
+
+/// Why a lookup failed: the prefix of the pointer that resolved and a message.
+pub(crate) struct Miss {
+    pub at: String,
+    pub message: String,
+}
+
+/// Looks up `pointer` in `root`; on failure says which segment failed.
+pub(crate) fn lookup_detailed<'a>(
+    root: &'a Node,
+    pointer: &str,
+) -> Result<std::result::Result<&'a Node, Miss>> {
+    let toks = tokens(pointer)?;
+    let mut node = root;
+    let mut at = String::new();
+    for tok in toks {
+        let next = match node.value() {
+            Value::Map(m) => map_index(m, &tok).and_then(|i| m.values().nth(i)),
+            Value::Seq(s) => seq_index(&tok).and_then(|i| s.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => {
+                node = n;
+                at.push('/');
+                at.push_str(&escape(&tok));
+            }
+            None => {
+                let message = match node.value() {
+                    Value::Map(_) => format!("no key {tok:?}"),
+                    Value::Seq(s) => format!("no index {tok:?} (length {})", s.len()),
+                    _ => format!("cannot descend into a {} with {tok:?}", node.kind()),
+                };
+                return Ok(Err(Miss {
+                    at: if at.is_empty() { "/".into() } else { at },
+                    message,
+                }));
+            }
+        }
+    }
+    Ok(Ok(node))
+}
+
+/// Looks up `pointer` in `root`.
+pub(crate) fn lookup<'a>(root: &'a Node, pointer: &str) -> Result<&'a Node> {
+    match lookup_detailed(root, pointer)? {
+        Ok(n) => Ok(n),
+        Err(miss) => Err(Error::DanglingReference {
+            reference: pointer.to_string(),
+            path: miss.at,
+            message: miss.message,
+        }),
+    }
+}
