@@ -1,0 +1,90 @@
+//! The facade's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong opening, reading or writing an ASDF file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AsdfError {
+    /// An error in a file opened or written by path, naming the file.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong in it.
+        #[source]
+        source: Box<AsdfError>,
+    },
+    /// An I/O error while doing `context`.
+    #[error("I/O error while {context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file does not start with an `#ASDF` header line.
+    #[error("not an ASDF file: expected a first line `#ASDF 1.0.0`, found {found:?}")]
+    NotAsdf {
+        /// The start of the first line.
+        found: String,
+    },
+    /// The `#ASDF` line names a file-format version other than 1.0.0.
+    #[error("unsupported ASDF file format version {0:?} (only 1.0.0 exists)")]
+    UnsupportedFormatVersion(String),
+    /// The tree has no `...` end marker.
+    #[error("the YAML tree starting at byte {start} has no end marker (a line `...`)")]
+    MissingEndMarker {
+        /// Byte offset where the tree starts.
+        start: usize,
+    },
+    /// Bytes after the header that are neither a comment, a tree nor a block.
+    #[error("invalid content at byte {offset}: expected a `#` comment line, `%YAML`, `---` or a block, found {found:?}")]
+    InvalidContent {
+        /// Byte offset of the content.
+        offset: usize,
+        /// The start of it.
+        found: String,
+    },
+    /// The YAML tree could not be parsed.
+    #[error("in the YAML tree (which starts at byte {tree_start}): {source}")]
+    Yaml {
+        /// Byte offset where the tree starts in the file.
+        tree_start: usize,
+        /// The parser's error (line and column are relative to the tree).
+        #[source]
+        source: asdf_yaml::Error,
+    },
+    /// The tree could not be written as YAML.
+    #[error("cannot write the tree: {0}")]
+    Emit(#[source] asdf_yaml::Error),
+    /// A block-layer error.
+    #[error(transparent)]
+    Block(#[from] asdf_block::BlockError),
+}
+
+impl AsdfError {
+    /// Wraps this error with the file it concerns (once; block errors already naming the file
+    /// are kept as they are).
+    pub fn in_file(self, path: impl Into<PathBuf>) -> AsdfError {
+        match self {
+            e @ AsdfError::File { .. } => e,
+            e @ AsdfError::Block(asdf_block::BlockError::File { .. }) => e,
+            e => AsdfError::File {
+                path: path.into(),
+                source: Box::new(e),
+            },
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> AsdfError {
+        AsdfError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = AsdfError> = std::result::Result<T, E>;

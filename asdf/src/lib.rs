@@ -1,0 +1,38 @@
+//! # asdf
+//!
+//! ASDF (Advanced Scientific Data Format) files in Rust: the crate most users depend on. It owns
+//! the file — header, comments, YAML tree, binary blocks, block index — and re-exports the layers
+//! it is built on:
+//!
+//! * [`block`] (`asdf-block`): blocks, codecs, checksums, block index;
+//! * [`yaml`] (`asdf-yaml`): the tagged YAML 1.1 tree, JSON Pointer, `$ref`.
+//!
+//! ```no_run
+//! let file = asdf::AsdfFile::open("observation.asdf")?;
+//! println!("ASDF Standard {}", file.standard_version());
+//! if let Some(name) = file.pointer("/meta/instrument/name").and_then(|n| n.as_str()) {
+//!     println!("instrument: {name}");
+//! }
+//! for (i, block) in file.blocks().blocks().iter().enumerate() {
+//!     println!("block {i}: {} bytes, {}", block.data_size(), block.header.compression);
+//! }
+//! # Ok::<(), asdf::AsdfError>(())
+//! ```
+//!
+//! Writes go through [`write_path`] / [`atomic_write`]: a temporary file, fsync, rename, so an
+//! interrupted write never destroys the previous file.
+
+#![warn(missing_docs)]
+
+mod error;
+mod file;
+pub mod layout;
+mod write;
+
+pub use asdf_block as block;
+pub use asdf_yaml as yaml;
+
+pub use error::{AsdfError, Result};
+pub use file::{AsdfFile, OpenOptions};
+pub use layout::{FileHeader, Sections};
+pub use write::{atomic_write, write_path, write_to, WriteOptions};

@@ -1,0 +1,136 @@
+//! Writing ASDF files: header, tree, blocks and block index; crash-safe on paths.
+
+use std::fs::{File, OpenOptions as FsOpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use asdf_block::{BlockWriter, EncodedBlock};
+use asdf_yaml::Node;
+
+use crate::error::{AsdfError, Result};
+
+/// How to write a file.
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    /// The `#ASDF_STANDARD` version written in the header.
+    pub standard_version: String,
+    /// Block writing: checksums, data alignment, block index.
+    pub blocks: asdf_block::WriteOptions,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            standard_version: "1.6.0".to_string(),
+            blocks: asdf_block::WriteOptions::default(),
+        }
+    }
+}
+
+/// Writes a file: the header, `tree` (whose ndarrays refer to `blocks` by position with
+/// `source`), the blocks and the block index. Returns the output.
+///
+/// ```
+/// use asdf::yaml::Node;
+/// use asdf::block::{encode_block, EncodeOptions, Label};
+/// let tree = Node::mapping([("greeting", Node::from("hello"))])
+///     .with_tag("tag:stsci.edu:asdf/core/asdf-1.1.0");
+/// let opts = asdf::WriteOptions::default();
+/// let block = encode_block(b"raw bytes", Label::NONE, &EncodeOptions::default(), &opts.blocks).unwrap();
+/// let bytes = asdf::write_to(Vec::new(), &tree, &[block], &opts).unwrap();
+/// let f = asdf::AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+/// assert_eq!(f.tree(), &tree);
+/// assert_eq!(&*f.block_data(0).unwrap(), b"raw bytes");
+/// ```
+pub fn write_to<W: Write>(
+    mut out: W,
+    tree: &Node,
+    blocks: &[EncodedBlock<'_>],
+    options: &WriteOptions,
+) -> Result<W> {
+    let mut head = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
+    head.push_str(&asdf_yaml::emit_to_string(tree).map_err(AsdfError::Emit)?);
+    out.write_all(head.as_bytes())
+        .map_err(|e| AsdfError::io("writing the tree", e))?;
+    let mut w = BlockWriter::new(out, head.len() as u64, options.blocks.clone());
+    for b in blocks {
+        w.write(b)?;
+    }
+    Ok(w.finish()?)
+}
+
+/// [`write_to`] a path, crash-safely: the file appears complete or not at all (see
+/// [`atomic_write`]).
+pub fn write_path(
+    path: impl AsRef<Path>,
+    tree: &Node,
+    blocks: &[EncodedBlock<'_>],
+    options: &WriteOptions,
+) -> Result<()> {
+    atomic_write(path.as_ref(), |w| {
+        write_to(w, tree, blocks, options).map(drop)
+    })
+}
+
+/// Runs `write` on a temporary file next to `path`, then flushes it, syncs it to disk and
+/// renames it over `path` (and syncs the directory). If `write` fails, or the process dies at any
+/// point, `path` keeps its old content (or stays absent) and the temporary file is removed
+/// (when the process survives). The new file gets the old file's permissions.
+pub fn atomic_write<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let ctx = |e: AsdfError| e.in_file(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        ctx(AsdfError::io(
+            "choosing a temporary name",
+            std::io::ErrorKind::InvalidInput.into(),
+        ))
+    })?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let file = FsOpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| ctx(AsdfError::io(format!("creating {}", tmp.display()), e)))?;
+    if let Ok(old) = std::fs::metadata(path) {
+        let _ = file.set_permissions(old.permissions());
+    }
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let result = write(&mut w).and_then(|t| {
+        w.flush().map_err(|e| AsdfError::io("flushing", e))?;
+        w.get_ref()
+            .sync_all()
+            .map_err(|e| AsdfError::io("syncing to disk", e))?;
+        Ok(t)
+    });
+    drop(w);
+    match result {
+        Ok(t) => {
+            std::fs::rename(&tmp, path).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                ctx(AsdfError::io("renaming the new file into place", e))
+            })?;
+            // Make the rename itself durable; not every platform can sync a directory.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+            Ok(t)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(ctx(e))
+        }
+    }
+}
