@@ -1,0 +1,249 @@
+//! ASDF.jl's `core/chunked-ndarray-1.0.0`: an array assembled from `core/ndarray-chunk-1.0.0`
+//! pieces. Not part of the ASDF Standard: only ASDF.jl (reading) and this crate know it.
+
+use std::ops::Range;
+
+use asdf_yaml::Node;
+use ndarray::{ArrayD, IxDyn, SliceInfoElem};
+use rayon::prelude::*;
+
+use crate::any::AnyArray;
+use crate::datatype::{parse_dims, Datatype};
+use crate::element::Element;
+use crate::error::{field_err, NdError, Result};
+use crate::layout::check_type;
+use crate::meta::{check_limit, NdArrayMeta, ReadLimits, MAX_NDIM};
+use crate::store::BlockStore;
+use crate::values::{infer_shape, with_scalar};
+
+/// Tag of chunked arrays.
+pub const CHUNKED_TAG: &str = "tag:stsci.edu:asdf/core/chunked-ndarray-1.0.0";
+/// Tag of one chunk.
+pub const CHUNK_TAG: &str = "tag:stsci.edu:asdf/core/ndarray-chunk-1.0.0";
+
+/// One chunk: where it starts in the full array and its ndarray.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chunk {
+    /// Zero-based origin in the full array (C order).
+    pub start: Vec<usize>,
+    /// The chunk's shape.
+    pub shape: Vec<usize>,
+    /// The chunk's data (block-backed or inline).
+    pub array: NdArrayMeta,
+}
+
+/// A parsed chunked ndarray. Chunks may leave gaps (read as zero) and overlap (later chunks
+/// win).
+///
+/// ```
+/// use asdf_ndarray::{ArrayWriter, ChunkedArray, StoreOptions};
+/// use ndarray::{Array2, s};
+/// let a = Array2::from_shape_fn((5, 7), |(i, j)| (i * 10 + j) as u16);
+/// let mut w = ArrayWriter::new();
+/// let node = w.add_chunked(&a, Some(&[2, 3]), &StoreOptions::compressed("zstd").unwrap()).unwrap();
+/// let store = w.memory_store();
+/// let c = ChunkedArray::from_node(&node).unwrap();
+/// assert_eq!(c.chunks.len(), 9);
+/// assert_eq!(c.array::<u16>(&store).unwrap(), a.clone().into_dyn());
+/// let part = c.region::<u16>(&store, &[1..4, 5..7]).unwrap();
+/// assert_eq!(part, a.slice(s![1..4, 5..7]).into_dyn());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkedArray {
+    /// Shape of the full array.
+    pub shape: Vec<usize>,
+    /// Datatype of every chunk.
+    pub datatype: Datatype,
+    /// The chunks, in file order.
+    pub chunks: Vec<Chunk>,
+}
+
+impl ChunkedArray {
+    /// Parses and validates a chunked-ndarray node: every chunk has the array's rank and
+    /// datatype and lies inside the array.
+    pub fn from_node(node: &Node) -> Result<ChunkedArray> {
+        let shape = node
+            .get("shape")
+            .and_then(parse_dims)
+            .filter(|s| s.len() <= MAX_NDIM)
+            .ok_or_else(|| {
+                field_err(
+                    "shape",
+                    format!("expected a list of at most {MAX_NDIM} integers ≥ 0"),
+                )
+            })?;
+        let datatype = Datatype::from_node(
+            node.get("datatype")
+                .ok_or_else(|| field_err("datatype", "missing"))?,
+        )?;
+        let items = node
+            .get("chunks")
+            .and_then(Node::as_seq)
+            .ok_or_else(|| field_err("chunks", "expected a list"))?;
+        let mut chunks = Vec::with_capacity(items.len());
+        for (i, c) in items.iter().enumerate() {
+            let f = |name: &str| format!("chunks[{i}].{name}");
+            let start = c
+                .get("start")
+                .and_then(parse_dims)
+                .ok_or_else(|| field_err(f("start"), "expected a list of integers ≥ 0"))?;
+            let array = NdArrayMeta::from_node(
+                c.get("ndarray")
+                    .ok_or_else(|| field_err(f("ndarray"), "missing"))?,
+            )
+            .map_err(|e| field_err(f("ndarray"), e.to_string()))?;
+            if let Some(dt) = &array.datatype {
+                if *dt != datatype {
+                    return Err(field_err(
+                        f("ndarray.datatype"),
+                        format!("{dt} differs from the array's {datatype}"),
+                    ));
+                }
+            }
+            let cshape = match (&array.shape, &array.data) {
+                (Some(s), _) if !array.streamed => s.clone(),
+                (None, Some(d)) => infer_shape(d, &datatype),
+                _ => return Err(field_err(f("ndarray.shape"), "a chunk needs a fixed shape")),
+            };
+            if start.len() != shape.len() || cshape.len() != shape.len() {
+                return Err(field_err(
+                    f("start"),
+                    format!("rank differs from the array's {}", shape.len()),
+                ));
+            }
+            for d in 0..shape.len() {
+                if start[d].checked_add(cshape[d]).is_none_or(|e| e > shape[d]) {
+                    return Err(field_err(
+                        f("start"),
+                        format!(
+                            "chunk {:?} at {:?} extends beyond shape {:?} in dimension {d}",
+                            cshape, start, shape
+                        ),
+                    ));
+                }
+            }
+            chunks.push(Chunk {
+                start,
+                shape: cshape,
+                array,
+            });
+        }
+        Ok(ChunkedArray {
+            shape,
+            datatype,
+            chunks,
+        })
+    }
+
+    /// The whole array.
+    pub fn array<T: Element>(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+    ) -> Result<ArrayD<T>> {
+        let full: Vec<Range<usize>> = self.shape.iter().map(|&d| 0..d).collect();
+        self.region(store, &full)
+    }
+
+    /// The sub-array `region` (one range per dimension). Only the chunks it touches are
+    /// decoded, in parallel; gaps are zero and overlapping chunks are applied in file order.
+    pub fn region<T: Element>(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+        region: &[Range<usize>],
+    ) -> Result<ArrayD<T>> {
+        self.region_with(store, region, &ReadLimits::default())
+    }
+
+    /// [`region`](Self::region) with explicit limits (the result size is bounded by
+    /// [`ReadLimits::max_expanded_bytes`], since gaps take no space in the file).
+    pub fn region_with<T: Element>(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+        region: &[Range<usize>],
+        limits: &ReadLimits,
+    ) -> Result<ArrayD<T>> {
+        check_type::<T>(&self.datatype)?;
+        if region.len() != self.shape.len()
+            || region
+                .iter()
+                .zip(&self.shape)
+                .any(|(r, &d)| r.start > r.end || r.end > d)
+        {
+            return Err(NdError::Usage(format!(
+                "region {region:?} is not inside shape {:?}",
+                self.shape
+            )));
+        }
+        let out_shape: Vec<usize> = region.iter().map(|r| r.end - r.start).collect();
+        let bytes = crate::datatype::checked_product(&out_shape)
+            .and_then(|n| (n as u64).checked_mul(T::SCALAR.size() as u64));
+        check_limit("the chunked array region", bytes, 0, limits)?;
+        let mut out = ArrayD::<T>::default(IxDyn(&out_shape));
+        let touched: Vec<(usize, Vec<Range<usize>>)> = self
+            .chunks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let inter: Vec<Range<usize>> = region
+                    .iter()
+                    .zip(c.start.iter().zip(&c.shape))
+                    .map(|(r, (&s, &n))| r.start.max(s)..r.end.min(s + n))
+                    .collect();
+                inter.iter().all(|r| r.start < r.end).then_some((i, inter))
+            })
+            .collect();
+        let decoded: Vec<ArrayD<T>> = touched
+            .par_iter()
+            .map(|(i, _)| {
+                let c = &self.chunks[*i];
+                let a = c
+                    .array
+                    .array::<T>(store)
+                    .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
+                if a.shape() != c.shape.as_slice() {
+                    return Err(field_err(
+                        format!("chunks[{i}]"),
+                        format!("data has shape {:?}, declared {:?}", a.shape(), c.shape),
+                    ));
+                }
+                Ok(a)
+            })
+            .collect::<Result<_>>()?;
+        for ((i, inter), a) in touched.iter().zip(decoded) {
+            let c = &self.chunks[*i];
+            let src: Vec<SliceInfoElem> = inter
+                .iter()
+                .zip(&c.start)
+                .map(|(r, &s)| slice(r.start - s, r.end - s))
+                .collect();
+            let dst: Vec<SliceInfoElem> = inter
+                .iter()
+                .zip(region)
+                .map(|(r, g)| slice(r.start - g.start, r.end - g.start))
+                .collect();
+            out.slice_mut(dst.as_slice())
+                .assign(&a.slice(src.as_slice()));
+        }
+        Ok(out)
+    }
+
+    /// The whole array, whatever its (scalar) datatype.
+    pub fn read(&self, store: &(impl BlockStore + Sync + ?Sized)) -> Result<AnyArray> {
+        match &self.datatype {
+            Datatype::Scalar(s) => {
+                with_scalar!(*s, T => Ok(AnyArray::from(self.array::<T>(store)?)))
+            }
+            other => Err(NdError::Datatype(format!(
+                "chunked arrays of {other} are not supported"
+            ))),
+        }
+    }
+}
+
+fn slice(start: usize, end: usize) -> SliceInfoElem {
+    SliceInfoElem::Slice {
+        start: start as isize,
+        end: Some(end as isize),
+        step: 1,
+    }
+}

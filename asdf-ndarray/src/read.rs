@@ -1,0 +1,315 @@
+//! Reading ndarray nodes: typed copies, zero-copy views, dynamic arrays, strings, records, masks.
+
+use std::borrow::Cow;
+
+use asdf_yaml::Node;
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+
+use crate::any::{decode_any, AnyArray};
+use crate::datatype::{ByteOrder, Datatype, ScalarType};
+use crate::element::Element;
+use crate::error::{field_err, NdError, Result};
+use crate::layout::{check_type, decode_vec, view, Layout};
+use crate::meta::{check_limit, Mask, NdArrayMeta, ReadLimits, Source};
+use crate::record::RecordArray;
+use crate::store::BlockStore;
+use crate::values::{encode_value, flatten, infer_datatype, infer_shape};
+
+/// The located bytes of an array.
+pub(crate) struct Raw<'s> {
+    pub bytes: Cow<'s, [u8]>,
+    pub layout: Layout,
+    pub datatype: Datatype,
+    pub order: ByteOrder,
+    /// `null` items of inline data.
+    pub nulls: Option<Vec<bool>>,
+}
+
+impl NdArrayMeta {
+    pub(crate) fn raw<'s, S: BlockStore + ?Sized>(
+        &self,
+        store: &'s S,
+        limits: &ReadLimits,
+    ) -> Result<Raw<'s>> {
+        match &self.source {
+            Some(src) => {
+                let datatype = self.need_datatype()?.clone();
+                let itemsize = datatype.size()?;
+                let bytes = match src {
+                    Source::Block(i) => store.block(*i)?,
+                    Source::External(u) => store.external(u)?,
+                };
+                let layout = Layout::resolve(self, itemsize, bytes.len(), limits)?;
+                Ok(Raw {
+                    bytes,
+                    layout,
+                    datatype,
+                    order: self.byteorder,
+                    nulls: None,
+                })
+            }
+            None => {
+                let data = self
+                    .data
+                    .as_ref()
+                    .ok_or_else(|| field_err("data", "missing"))?;
+                let datatype = match &self.datatype {
+                    Some(d) => d.clone(),
+                    None => infer_datatype(data),
+                };
+                let shape = match &self.shape {
+                    Some(s) => s.clone(),
+                    None => infer_shape(data, &datatype),
+                };
+                let itemsize = datatype.size()?;
+                let layout = Layout::contiguous(shape.clone(), itemsize)?;
+                let leaves = if shape.is_empty() && data.as_seq().is_some_and(|s| s.len() == 1) {
+                    // A 0-d array written as a one-item list.
+                    flatten(data, &[1], "")?
+                } else {
+                    flatten(data, &shape, "")?
+                };
+                let total =
+                    leaves
+                        .len()
+                        .checked_mul(itemsize)
+                        .ok_or_else(|| NdError::TooLarge {
+                            what: "inline data".into(),
+                            limit: isize::MAX as u64,
+                        })?;
+                check_limit("inline data", Some(total as u64), 0, limits)?;
+                let mut bytes = crate::layout::try_vec_with_capacity::<u8>(total)?;
+                bytes.resize(total, 0);
+                let mut nulls = vec![false; leaves.len()];
+                let mut any_null = false;
+                if itemsize > 0 {
+                    for (i, (leaf, out)) in leaves
+                        .iter()
+                        .zip(bytes.chunks_exact_mut(itemsize))
+                        .enumerate()
+                    {
+                        let null = encode_value(
+                            leaf,
+                            &datatype,
+                            ByteOrder::NATIVE,
+                            out,
+                            &format!("item {i}"),
+                        )?;
+                        nulls[i] = null;
+                        any_null |= null;
+                    }
+                }
+                Ok(Raw {
+                    bytes: Cow::Owned(bytes),
+                    layout,
+                    datatype,
+                    order: ByteOrder::NATIVE,
+                    nulls: any_null.then_some(nulls),
+                })
+            }
+        }
+    }
+
+    /// Copies the array into an `ArrayD<T>`, swapping bytes during the copy when the stored byte
+    /// order is not native. Errors name the stored datatype when it is not `T`'s.
+    ///
+    /// ```
+    /// use asdf_ndarray::{NdArrayMeta, NoBlocks};
+    /// let node = asdf_yaml::parse_str("{data: [[1.5, 2], [3, .nan]], datatype: float32}").unwrap();
+    /// let a = NdArrayMeta::from_node(&node).unwrap().array::<f32>(&NoBlocks).unwrap();
+    /// assert_eq!(a.shape(), &[2, 2]);
+    /// assert!(a[[1, 1]].is_nan());
+    /// let err = NdArrayMeta::from_node(&node).unwrap().array::<f64>(&NoBlocks).unwrap_err();
+    /// assert_eq!(err.to_string(), "the array stores float32, not float64");
+    /// ```
+    pub fn array<T: Element>(&self, store: &(impl BlockStore + ?Sized)) -> Result<ArrayD<T>> {
+        self.array_with(store, &ReadLimits::default())
+    }
+
+    /// [`array`](Self::array) with explicit limits.
+    pub fn array_with<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<ArrayD<T>> {
+        if let Some(dt) = &self.datatype {
+            check_type::<T>(dt)?;
+        }
+        let raw = self.raw(store, limits)?;
+        check_type::<T>(&raw.datatype)?;
+        let v = decode_vec::<T>(&raw.bytes, &raw.layout, raw.order)?;
+        ArrayD::from_shape_vec(IxDyn(&raw.layout.shape), v)
+            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
+    }
+
+    /// A zero-copy view borrowed from the store (a memory map, typically), with the array's
+    /// strides (negative ones included). Errors say why no view is possible: inline data, a
+    /// compressed block, non-native byte order, misaligned data, a stride that is not a
+    /// multiple of the element size, or invalid `bool` bytes; [`array`](Self::array) copies in
+    /// those cases.
+    ///
+    /// ```
+    /// use asdf_block::{BlockReader, BlockWriter, EncodeOptions, Label, ReadOptions, WriteOptions};
+    /// use asdf_ndarray::{ByteOrder, Datatype, NdArrayMeta, ScalarType};
+    /// let data: Vec<u8> = (0..6u32).flat_map(|v| v.to_ne_bytes()).collect();
+    /// let mut w = BlockWriter::new(Vec::new(), 0, WriteOptions { align: 64, ..Default::default() });
+    /// w.write_data(&data, Label::NONE, &EncodeOptions::default()).unwrap();
+    /// let blocks = BlockReader::new(w.finish().unwrap(), 0, ReadOptions::default()).unwrap();
+    ///
+    /// let mut meta = NdArrayMeta::block(0, vec![2, 3], ScalarType::UInt32.into(), ByteOrder::NATIVE);
+    /// meta.offset = 20; // last element, walking backwards
+    /// meta.strides = Some(vec![-12, -4]);
+    /// let v = meta.view::<u32>(&blocks).unwrap();
+    /// assert_eq!(v[[0, 0]], 5);
+    /// assert_eq!(v[[1, 2]], 0);
+    /// ```
+    pub fn view<'s, T: Element>(
+        &self,
+        store: &'s (impl BlockStore + ?Sized),
+    ) -> Result<ArrayViewD<'s, T>> {
+        if self.source.is_none() {
+            return Err(NdError::NotViewable(
+                "the array is inline in the tree".into(),
+            ));
+        }
+        if let Some(dt) = &self.datatype {
+            check_type::<T>(dt)?;
+        }
+        let raw = self.raw(store, &ReadLimits::default())?;
+        check_type::<T>(&raw.datatype)?;
+        match raw.bytes {
+            Cow::Borrowed(b) => view(b, &raw.layout, raw.order),
+            Cow::Owned(_) => Err(NdError::NotViewable(
+                "the block is compressed (its data was decoded into memory)".into(),
+            )),
+        }
+    }
+
+    /// Reads the array whatever its datatype.
+    pub fn read(&self, store: &(impl BlockStore + ?Sized)) -> Result<AnyArray> {
+        self.read_with(store, &ReadLimits::default())
+    }
+
+    /// [`read`](Self::read) with explicit limits.
+    pub fn read_with(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<AnyArray> {
+        let raw = self.raw(store, limits)?;
+        decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)
+    }
+
+    /// Reads a string (`ascii`/`ucs4`) array.
+    pub fn strings(&self, store: &(impl BlockStore + ?Sized)) -> Result<ArrayD<String>> {
+        self.read(store)?.into_strings()
+    }
+
+    /// Reads a record array.
+    pub fn records(&self, store: &(impl BlockStore + ?Sized)) -> Result<RecordArray> {
+        self.read(store)?.into_records()
+    }
+
+    /// Reads the array and its mask (`true` = missing): inline `null`s, a `mask` ndarray
+    /// broadcast to the array's shape (non-zero = missing), or a sentinel value. `None` when
+    /// the array has no mask.
+    pub fn read_masked(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+    ) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
+        let limits = ReadLimits::default();
+        let raw = self.raw(store, &limits)?;
+        let arr = decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)?;
+        let shape = raw.layout.shape.clone();
+        let mut mask = match raw.nulls {
+            Some(n) => Some(
+                ArrayD::from_shape_vec(IxDyn(&shape), n)
+                    .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?,
+            ),
+            None => None,
+        };
+        let explicit = match &self.mask {
+            None => None,
+            Some(Mask::Sentinel(s)) => Some(arr.sentinel_mask(s)?),
+            Some(Mask::Array(m)) => {
+                let ma = m
+                    .read_with(store, &limits)
+                    .map_err(|e| field_err("mask", e.to_string()))?;
+                let b = mask_bools(ma)?;
+                let bc = b.broadcast(IxDyn(&shape)).ok_or_else(|| {
+                    field_err(
+                        "mask",
+                        format!("shape {:?} does not broadcast to {:?}", b.shape(), shape),
+                    )
+                })?;
+                Some(bc.to_owned())
+            }
+        };
+        if let Some(e) = explicit {
+            mask = Some(match mask {
+                Some(m) => m | e,
+                None => e,
+            });
+        }
+        Ok((arr, mask))
+    }
+
+    /// The array materialised as an inline ndarray (`data`, `datatype`, `shape`, with the mask
+    /// as `null`s): what Python asdf writes with `all_array_storage="inline"`.
+    pub fn to_inline(&self, store: &(impl BlockStore + ?Sized)) -> Result<NdArrayMeta> {
+        let (arr, mask) = self.read_masked(store)?;
+        let mut data = arr.to_data_node()?;
+        if let Some(mask) = mask {
+            let shape = mask.shape().to_vec();
+            let mut i = 0;
+            mask_nodes(
+                &mut data,
+                shape.len(),
+                &mask.iter().copied().collect::<Vec<_>>(),
+                &mut i,
+            );
+        }
+        Ok(NdArrayMeta {
+            source: None,
+            data: Some(data),
+            shape: Some(arr.shape().to_vec()),
+            streamed: false,
+            datatype: Some(arr.datatype()),
+            byteorder: ByteOrder::NATIVE,
+            offset: 0,
+            strides: None,
+            mask: None,
+        })
+    }
+}
+
+fn mask_nodes(node: &mut Node, depth: usize, mask: &[bool], i: &mut usize) {
+    if depth == 0 {
+        if mask.get(*i) == Some(&true) {
+            *node = Node::null();
+        }
+        *i += 1;
+        return;
+    }
+    if let Some(items) = node.as_seq_mut() {
+        for it in items {
+            mask_nodes(it, depth - 1, mask, i);
+        }
+    }
+}
+
+/// Any numeric or bool array as booleans (non-zero = true).
+fn mask_bools(a: AnyArray) -> Result<ArrayD<bool>> {
+    let dt = a.datatype();
+    match dt {
+        Datatype::Scalar(ScalarType::Bool8) => a.into_array::<bool>(),
+        Datatype::Scalar(_) => {
+            let zero = a.sentinel_mask(&Node::from(0))?;
+            Ok(zero.mapv(|z| !z))
+        }
+        other => Err(field_err(
+            "mask",
+            format!("a mask array must be bool8 or numeric, not {other}"),
+        )),
+    }
+}
