@@ -56,12 +56,44 @@ pub enum AsdfError {
         #[source]
         source: asdf_yaml::Error,
     },
+    /// The tree cannot be written as an ASDF file (root not a mapping, a feature the requested
+    /// ASDF Standard version lacks, ...).
+    #[error("cannot write this tree: {0}")]
+    InvalidTree(String),
     /// The tree could not be written as YAML.
     #[error("cannot write the tree: {0}")]
     Emit(#[source] asdf_yaml::Error),
     /// A block-layer error.
     #[error(transparent)]
     Block(#[from] asdf_block::BlockError),
+    /// An array at a JSON Pointer could not be read or written.
+    #[error("array at {pointer:?}: {source}")]
+    Array {
+        /// Where the array is in the tree.
+        pointer: String,
+        /// What went wrong.
+        #[source]
+        source: asdf_ndarray::NdError,
+    },
+    /// Nothing in the tree at this JSON Pointer.
+    #[error("nothing in the tree at {0:?}")]
+    NoNode(String),
+    /// The node at a JSON Pointer is not an ndarray.
+    #[error("the node at {pointer:?} is not an ndarray (its tag is {tag:?})")]
+    NotAnArray {
+        /// Where the node is.
+        pointer: String,
+        /// Its tag, if any.
+        tag: Option<String>,
+    },
+    /// An external file an ndarray names could not be used.
+    #[error("external array file {uri:?}: {reason}")]
+    External {
+        /// The `source` URI.
+        uri: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl AsdfError {

@@ -5,7 +5,8 @@
 //! it is built on:
 //!
 //! * [`block`] (`asdf-block`): blocks, codecs, checksums, block index;
-//! * [`yaml`] (`asdf-yaml`): the tagged YAML 1.1 tree, JSON Pointer, `$ref`.
+//! * [`yaml`] (`asdf-yaml`): the tagged YAML 1.1 tree, JSON Pointer, `$ref`;
+//! * [`ndarray`] (`asdf-ndarray`): ndarray nodes as `ndarray::ArrayD`, zero-copy views.
 //!
 //! ```no_run
 //! let file = asdf::AsdfFile::open("observation.asdf")?;
@@ -24,13 +25,20 @@
 
 #![warn(missing_docs)]
 
+mod arrays;
+mod builder;
 mod error;
 mod file;
 pub mod layout;
 mod write;
 
 pub use asdf_block as block;
+pub use asdf_ndarray as ndarray;
 pub use asdf_yaml as yaml;
+
+pub use arrays::{array_kind, find_arrays, ArrayKind};
+pub use asdf_ndarray::{AnyArray, Element, Storage, StoreOptions};
+pub use builder::{AsdfWriter, LIBRARY_NAME};
 
 pub use error::{AsdfError, Result};
 pub use file::{AsdfFile, OpenOptions};

@@ -49,8 +49,7 @@ pub fn write_to<W: Write>(
     blocks: &[EncodedBlock<'_>],
     options: &WriteOptions,
 ) -> Result<W> {
-    let mut head = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
-    head.push_str(&asdf_yaml::emit_to_string(tree).map_err(AsdfError::Emit)?);
+    let head = header_and_tree(tree, options)?;
     out.write_all(head.as_bytes())
         .map_err(|e| AsdfError::io("writing the tree", e))?;
     let mut w = BlockWriter::new(out, head.len() as u64, options.blocks.clone());
@@ -58,6 +57,14 @@ pub fn write_to<W: Write>(
         w.write(b)?;
     }
     Ok(w.finish()?)
+}
+
+/// The `#ASDF` header, the `#ASDF_STANDARD` comment and the YAML tree, as written before the
+/// blocks.
+pub(crate) fn header_and_tree(tree: &Node, options: &WriteOptions) -> Result<String> {
+    let mut head = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
+    head.push_str(&asdf_yaml::emit_to_string(tree).map_err(AsdfError::Emit)?);
+    Ok(head)
 }
 
 /// [`write_to`] a path, crash-safely: the file appears complete or not at all (see

@@ -1,0 +1,201 @@
+//! Arrays of an open file: by JSON Pointer, typed, viewed in place or dynamic.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use asdf_ndarray::{
+    AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, CHUNKED_TAG,
+};
+use asdf_yaml::{Node, Value};
+use ndarray::{ArrayD, ArrayViewD};
+
+use crate::error::{AsdfError, Result};
+use crate::file::AsdfFile;
+
+/// What kind of array a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// `core/ndarray-1.x`.
+    NdArray,
+    /// `core/chunked-ndarray-1.0.0` (ASDF.jl's tiles).
+    Chunked,
+}
+
+/// Whether `node` is an array, and which kind.
+pub fn array_kind(node: &Node) -> Option<ArrayKind> {
+    match node.tag() {
+        Some(t) if asdf_ndarray::is_ndarray_tag(t) => Some(ArrayKind::NdArray),
+        Some(CHUNKED_TAG) => Some(ArrayKind::Chunked),
+        _ => None,
+    }
+}
+
+/// Escapes one JSON Pointer token (`~` → `~0`, `/` → `~1`).
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Collects the JSON Pointers of every array under `node` (not looking inside arrays).
+pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
+    fn walk(node: &Node, path: &mut String, out: &mut Vec<(String, ArrayKind)>, depth: usize) {
+        if depth > 10_000 {
+            return;
+        }
+        if let Some(kind) = array_kind(node) {
+            out.push((path.clone(), kind));
+            return;
+        }
+        let len = path.len();
+        match node.value() {
+            Value::Map(m) => {
+                for (k, v) in m.iter() {
+                    let key = match k.value() {
+                        Value::Str(s) => escape(s),
+                        Value::Int(i) => i.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        _ => continue,
+                    };
+                    path.push('/');
+                    path.push_str(&key);
+                    walk(v, path, out, depth + 1);
+                    path.truncate(len);
+                }
+            }
+            Value::Seq(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    path.push_str(&format!("/{i}"));
+                    walk(v, path, out, depth + 1);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, &mut String::new(), &mut out, 0);
+    out
+}
+
+/// The first block of an external (exploded) ASDF file named by `uri`, relative to `base`.
+pub(crate) fn external_block(base: Option<&std::path::Path>, uri: &str) -> Result<Vec<u8>> {
+    let bad = |reason: String| AsdfError::External {
+        uri: uri.to_string(),
+        reason,
+    };
+    let path_part = uri
+        .strip_prefix("file://")
+        .or_else(|| uri.strip_prefix("file:"))
+        .unwrap_or(uri);
+    if path_part.contains("://") {
+        return Err(bad("only local files can be read".into()));
+    }
+    let path_part = path_part.split('#').next().unwrap_or("");
+    let path = PathBuf::from(path_part);
+    let path = if path.is_absolute() {
+        path
+    } else {
+        let dir = base.and_then(|p| p.parent()).ok_or_else(|| {
+            bad("the file was not opened from a path, so relative URIs have no base".into())
+        })?;
+        dir.join(path)
+    };
+    let file = AsdfFile::open(&path).map_err(|e| bad(e.to_string()))?;
+    let data = file.block_data(0).map_err(|e| bad(e.to_string()))?;
+    Ok(data.into_owned())
+}
+
+impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
+    fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        Ok(self.blocks().data(source)?)
+    }
+
+    fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        // A URI naming this file itself (empty, or only a fragment) means its own first block.
+        if uri.is_empty() || uri.starts_with('#') {
+            return self.block(0);
+        }
+        external_block(self.path(), uri)
+            .map(Cow::Owned)
+            .map_err(|e| NdError::Usage(e.to_string()))
+    }
+}
+
+impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
+    fn node_at(&self, pointer: &str) -> Result<&Node> {
+        self.pointer(pointer)
+            .ok_or_else(|| AsdfError::NoNode(pointer.to_string()))
+    }
+
+    fn meta_at(&self, pointer: &str) -> Result<NdArrayMeta> {
+        let node = self.node_at(pointer)?;
+        match array_kind(node) {
+            Some(ArrayKind::NdArray) => NdArrayMeta::from_node(node).map_err(|e| arr(pointer, e)),
+            _ => Err(AsdfError::NotAnArray {
+                pointer: pointer.to_string(),
+                tag: node.tag().map(str::to_string),
+            }),
+        }
+    }
+
+    /// The array at `pointer` as an owned `ArrayD<T>` (copied, bytes swapped as needed;
+    /// chunked arrays assembled). A clear error names the stored datatype if it is not `T`.
+    ///
+    /// ```
+    /// use asdf::{AsdfFile, AsdfWriter, StoreOptions};
+    /// let a = ndarray::array![[1.5f64, 2.5], [3.5, 4.5]];
+    /// let mut w = AsdfWriter::new();
+    /// let node = w.add(&a, &StoreOptions::compressed("zstd").unwrap()).unwrap();
+    /// let tree = asdf::yaml::Node::mapping([("data", node)]);
+    /// let bytes = w.to_bytes(tree, &Default::default()).unwrap();
+    /// let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+    /// assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+    /// assert!(f.array::<f32>("/data").unwrap_err().to_string().contains("float64"));
+    /// ```
+    pub fn array<T: Element>(&self, pointer: &str) -> Result<ArrayD<T>> {
+        let node = self.node_at(pointer)?;
+        if array_kind(node) == Some(ArrayKind::Chunked) {
+            let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+            return c.array::<T>(self).map_err(|e| arr(pointer, e));
+        }
+        self.meta_at(pointer)?
+            .array::<T>(self)
+            .map_err(|e| arr(pointer, e))
+    }
+
+    /// A zero-copy view of the array at `pointer`, borrowed from the file's memory map; an
+    /// error says why when there cannot be one (compressed block, byte order, alignment).
+    pub fn view<T: Element>(&self, pointer: &str) -> Result<ArrayViewD<'_, T>> {
+        self.meta_at(pointer)?
+            .view::<T>(self)
+            .map_err(|e| arr(pointer, e))
+    }
+
+    /// The array at `pointer` whatever its datatype.
+    pub fn read(&self, pointer: &str) -> Result<AnyArray> {
+        let node = self.node_at(pointer)?;
+        if array_kind(node) == Some(ArrayKind::Chunked) {
+            let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+            return c.read(self).map_err(|e| arr(pointer, e));
+        }
+        self.meta_at(pointer)?
+            .read(self)
+            .map_err(|e| arr(pointer, e))
+    }
+
+    /// The parsed ndarray node at `pointer` (shape, datatype, source, ...).
+    pub fn meta(&self, pointer: &str) -> Result<NdArrayMeta> {
+        self.meta_at(pointer)
+    }
+
+    /// The JSON Pointers of every array in the tree, in tree order.
+    pub fn arrays(&self) -> Vec<(String, ArrayKind)> {
+        find_arrays(self.tree())
+    }
+}
+
+fn arr(pointer: &str, source: NdError) -> AsdfError {
+    AsdfError::Array {
+        pointer: pointer.to_string(),
+        source,
+    }
+}

@@ -1,0 +1,345 @@
+//! Building a file from Rust values: arrays with per-array storage options, then the tree.
+
+use std::io::Write;
+use std::path::Path;
+
+use asdf_block::{encode_block, BlockWriter, Label};
+use asdf_ndarray::{AnyArray, ArrayWriter, Element, StoreOptions};
+use asdf_yaml::{Mapping, Node, Value};
+use ndarray::{ArrayBase, Data, Dimension};
+
+use crate::error::{AsdfError, Result};
+use crate::write::{atomic_write, WriteOptions};
+
+/// The name this library writes in `asdf_library`. Deliberately not `asdf` (Python's): readers
+/// key checksum conventions on `asdf_library.name == "asdf"` and its version.
+pub const LIBRARY_NAME: &str = "asdf-rust";
+
+const TAG: &str = "tag:stsci.edu:asdf/core/";
+
+/// Collects the arrays of a file while the caller builds its tree, then writes both.
+///
+/// ```
+/// use asdf::{AsdfFile, AsdfWriter, StoreOptions};
+/// use asdf::yaml::Node;
+/// let image = ndarray::Array2::<f32>::from_shape_fn((64, 32), |(i, j)| (i * j) as f32);
+/// let mut w = AsdfWriter::new();
+/// let sci = w.add(&image, &StoreOptions::compressed("lz4").unwrap()).unwrap();
+/// let err = w.add(&image.t(), &StoreOptions::default()).unwrap(); // Fortran order is fine
+/// let tree = Node::mapping([("sci", sci), ("err", err), ("exposure", Node::from(30.0))]);
+/// let bytes = w.to_bytes(tree, &Default::default()).unwrap();
+///
+/// let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+/// assert_eq!(f.array::<f32>("/sci").unwrap(), image.clone().into_dyn());
+/// assert_eq!(f.array::<f32>("/err").unwrap(), image.t().into_dyn());
+/// assert_eq!(f.pointer("/asdf_library/name").unwrap().as_str(), Some("asdf-rust"));
+/// ```
+#[derive(Debug, Default)]
+pub struct AsdfWriter {
+    arrays: ArrayWriter,
+}
+
+impl AsdfWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores an array (any layout: views, Fortran order, negative strides) and returns the
+    /// ndarray node to place in the tree.
+    pub fn add<A: Element, S: Data<Elem = A>, D: Dimension>(
+        &mut self,
+        a: &ArrayBase<S, D>,
+        options: &StoreOptions,
+    ) -> Result<Node> {
+        self.arrays
+            .add(a, options)
+            .map_err(|e| nd("adding an array", e))
+    }
+
+    /// Stores `view` as a view of `base`, sharing `base`'s block through `offset`/`strides`.
+    pub fn add_view<A, S, S2, D, D2>(
+        &mut self,
+        base: &ArrayBase<S, D>,
+        view: &ArrayBase<S2, D2>,
+        options: &StoreOptions,
+    ) -> Result<Node>
+    where
+        A: Element,
+        S: Data<Elem = A>,
+        S2: Data<Elem = A>,
+        D: Dimension,
+        D2: Dimension,
+    {
+        self.arrays
+            .add_view(base, view, options)
+            .map_err(|e| nd("adding a view", e))
+    }
+
+    /// Stores a big array as a chunked ndarray (each chunk its own block, compressed and
+    /// decompressed in parallel, readable alone). Only ASDF.jl and this workspace read the tag.
+    pub fn add_chunked<A: Element, S: Data<Elem = A>, D: Dimension>(
+        &mut self,
+        a: &ArrayBase<S, D>,
+        chunk_shape: Option<&[usize]>,
+        options: &StoreOptions,
+    ) -> Result<Node> {
+        self.arrays
+            .add_chunked(a, chunk_shape, options)
+            .map_err(|e| nd("adding a chunked array", e))
+    }
+
+    /// Stores an array of any datatype (strings and records included).
+    pub fn add_any(&mut self, a: &AnyArray, options: &StoreOptions) -> Result<Node> {
+        self.arrays
+            .add_any(a, options)
+            .map_err(|e| nd("adding an array", e))
+    }
+
+    /// The underlying [`ArrayWriter`], for masked, string and record arrays.
+    pub fn arrays_mut(&mut self) -> &mut ArrayWriter {
+        &mut self.arrays
+    }
+
+    /// Writes the file to `out`. External arrays need [`write_path`](Self::write_path).
+    pub fn write_to<W: Write>(self, out: W, tree: Node, options: &WriteOptions) -> Result<W> {
+        if let Some((uri, _)) = self.arrays.externals().first() {
+            return Err(AsdfError::External {
+                uri: uri.clone(),
+                reason: "external arrays can only be written next to a file path (write_path)"
+                    .into(),
+            });
+        }
+        let tree = finish_tree(tree, &self.labels(), options)?;
+        write_with_blocks(out, &tree, &self.arrays, options)
+    }
+
+    /// Writes the file into memory.
+    pub fn to_bytes(self, tree: Node, options: &WriteOptions) -> Result<Vec<u8>> {
+        self.write_to(Vec::new(), tree, options)
+    }
+
+    /// Writes the file at `path` crash-safely (temporary file, fsync, rename), and each external
+    /// array as its own one-block ASDF file next to it.
+    pub fn write_path(
+        self,
+        path: impl AsRef<Path>,
+        tree: Node,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        let path = path.as_ref();
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for (uri, block) in self.arrays.externals() {
+            let target = dir.join(uri);
+            let ext_tree = finish_tree(
+                Node::mapping(std::iter::empty::<(Node, Node)>()),
+                &[block.compression],
+                options,
+            )?;
+            let encoded = encode_block(
+                &block.data,
+                block.compression,
+                &block.encode,
+                &options.blocks,
+            )?;
+            atomic_write(&target, |w| {
+                crate::write::write_to(w, &ext_tree, &[encoded], options).map(drop)
+            })?;
+        }
+        let tree = finish_tree(tree, &self.labels(), options)?;
+        atomic_write(path, |w| {
+            write_with_blocks(w, &tree, &self.arrays, options).map(drop)
+        })
+    }
+
+    fn labels(&self) -> Vec<Label> {
+        let mut l: Vec<Label> = self.arrays.blocks().iter().map(|b| b.compression).collect();
+        l.extend(self.arrays.externals().iter().map(|(_, b)| b.compression));
+        l.sort();
+        l.dedup();
+        l
+    }
+}
+
+fn nd(context: &str, source: asdf_ndarray::NdError) -> AsdfError {
+    AsdfError::Array {
+        pointer: context.to_string(),
+        source,
+    }
+}
+
+fn write_with_blocks<W: Write>(
+    mut out: W,
+    tree: &Node,
+    arrays: &ArrayWriter,
+    options: &WriteOptions,
+) -> Result<W> {
+    let head = crate::write::header_and_tree(tree, options)?;
+    out.write_all(head.as_bytes())
+        .map_err(|e| AsdfError::io("writing the tree", e))?;
+    let mut w = BlockWriter::new(out, head.len() as u64, options.blocks.clone());
+    arrays
+        .write_blocks(&mut w)
+        .map_err(|e| nd("writing blocks", e))?;
+    Ok(w.finish()?)
+}
+
+fn software() -> Node {
+    Node::mapping([
+        ("name", Node::from(LIBRARY_NAME)),
+        ("version", Node::from(env!("CARGO_PKG_VERSION"))),
+    ])
+    .with_tag(format!("{TAG}software-1.0.0"))
+}
+
+/// `(extension_uri, extension_class)` of the extensions a file uses: the core one, and
+/// asdf-compression's for its codecs, as Python asdf records them.
+fn extensions(version: &str, labels: &[Label]) -> Vec<(String, &'static str)> {
+    let mut out = vec![(
+        format!("asdf://asdf-format.org/core/extensions/core-{version}"),
+        "asdf.extension._manifest.ManifestExtension",
+    )];
+    for l in labels {
+        let (name, class) = match &l.0 {
+            b"blsc" => ("blsc", "asdf_compression.blsc.extensions.BloscExtension"),
+            b"bls2" => ("bls2", "asdf_compression.bls2.extensions.Blosc2Extension"),
+            b"lz4f" => ("lz4f", "asdf_compression.lz4f.extensions.LZ4FrameExtension"),
+            b"zstd" => ("zstd", "asdf_compression.zstd.extensions.ZstdExtension"),
+            _ => continue,
+        };
+        out.push((
+            format!("asdf://asdf-format.org/compression/extensions/{name}-1.0.0"),
+            class,
+        ));
+    }
+    out
+}
+
+fn version_tuple(v: &str) -> Option<(u32, u32, u32)> {
+    let mut it = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((it.next()??, it.next()??, it.next()??))
+}
+
+/// Rewrites core tags to the versions of an older ASDF Standard.
+fn retag(node: &mut Node, minor: u32, depth: usize) -> Result<()> {
+    if depth > 10_000 {
+        return Ok(());
+    }
+    if let Some(tag) = node.tag() {
+        let new = match tag.strip_prefix(TAG) {
+            Some("ndarray-1.1.0") if minor < 6 => {
+                if node.get("datatype").and_then(Node::as_str) == Some("float16") {
+                    return Err(AsdfError::InvalidTree(
+                        "float16 arrays need ASDF Standard 1.6.0 (ndarray-1.1.0)".into(),
+                    ));
+                }
+                Some("ndarray-1.0.0")
+            }
+            Some("integer-1.1.0") if minor < 6 => {
+                if minor < 3 {
+                    return Err(AsdfError::InvalidTree(
+                        "big integers need ASDF Standard 1.3.0 or later".into(),
+                    ));
+                }
+                Some("integer-1.0.0")
+            }
+            _ => None,
+        };
+        if let Some(new) = new {
+            node.set_tag(Some(format!("{TAG}{new}")));
+        }
+    }
+    match node.value_mut() {
+        Value::Seq(items) => items
+            .iter_mut()
+            .try_for_each(|n| retag(n, minor, depth + 1)),
+        Value::Map(m) => m
+            .iter_mut()
+            .try_for_each(|(_, v)| retag(v, minor, depth + 1)),
+        _ => Ok(()),
+    }
+}
+
+/// Makes `tree` a complete ASDF root for `options.standard_version`: the root tag,
+/// `asdf_library` (this library) and `history.extensions` first, as Python asdf writes them;
+/// existing history entries and extension records are kept.
+pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) -> Result<Node> {
+    let version = options.standard_version.as_str();
+    let (major, minor, _) = version_tuple(version)
+        .filter(|&(ma, mi, _)| ma == 1 && mi <= 6)
+        .ok_or_else(|| {
+            AsdfError::InvalidTree(format!(
+                "unsupported ASDF Standard version {version:?} (1.0.0 to 1.6.0)"
+            ))
+        })?;
+    debug_assert_eq!(major, 1);
+    let (tag, value) = tree.into_parts();
+    let map = match value {
+        Value::Map(m) => m,
+        Value::Null => Mapping::new(),
+        other => {
+            return Err(AsdfError::InvalidTree(format!(
+                "the root of an ASDF tree must be a mapping, not {}",
+                Node::new(other).kind()
+            )))
+        }
+    };
+    let root_tag = if minor < 2 {
+        "asdf-1.0.0"
+    } else {
+        "asdf-1.1.0"
+    };
+    let tag = match tag {
+        Some(t) if !t.starts_with(&format!("{TAG}asdf-")) => t,
+        _ => format!("{TAG}{root_tag}"),
+    };
+    let mut history = map.get("history").cloned();
+    if minor >= 2 {
+        let mut h = match history.take() {
+            Some(h) if h.as_map().is_some() => h,
+            // A legacy list of entries becomes the entries of the new form.
+            Some(h) if h.as_seq().is_some() => Node::mapping([("entries", h)]),
+            _ => Node::mapping(std::iter::empty::<(Node, Node)>()),
+        };
+        let hm = h
+            .as_map_mut()
+            .ok_or_else(|| AsdfError::InvalidTree("history is not a mapping".into()))?;
+        let mut exts: Vec<Node> = hm
+            .get("extensions")
+            .and_then(Node::as_seq)
+            .map(<[Node]>::to_vec)
+            .unwrap_or_default();
+        for (uri, class) in extensions(version, labels) {
+            let present = exts
+                .iter()
+                .any(|e| e.get("extension_uri").and_then(Node::as_str) == Some(uri.as_str()));
+            if !present {
+                exts.push(
+                    Node::mapping([
+                        ("extension_class", Node::from(class)),
+                        ("extension_uri", Node::from(uri)),
+                        ("software", software()),
+                    ])
+                    .with_tag(format!("{TAG}extension_metadata-1.0.0")),
+                );
+            }
+        }
+        hm.insert("extensions", Node::from(exts));
+        history = Some(h);
+    }
+    let mut out = Mapping::new();
+    out.insert("asdf_library", software());
+    if let Some(h) = history {
+        out.insert("history", h);
+    }
+    for (k, v) in map {
+        if !matches!(k.as_str(), Some("asdf_library" | "history")) {
+            out.insert(k, v);
+        }
+    }
+    let mut root = Node::from(out).with_tag(tag);
+    if minor < 6 {
+        retag(&mut root, minor, 0)?;
+    }
+    Ok(root)
+}
