@@ -220,44 +220,34 @@ fn version_tuple(v: &str) -> Option<(u32, u32, u32)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
-/// Rewrites core tags to the versions of an older ASDF Standard.
-fn retag(node: &mut Node, minor: u32, depth: usize) -> Result<()> {
-    if depth > 10_000 {
-        return Ok(());
-    }
-    if let Some(tag) = node.tag() {
-        let new = match tag.strip_prefix(TAG) {
-            Some("ndarray-1.1.0") if minor < 6 => {
-                if node.get("datatype").and_then(Node::as_str) == Some("float16") {
+/// Rewrites core tags to the versions of an older ASDF Standard (`1.minor.0`).
+fn retag(node: &Node, minor: u32) -> Result<Node> {
+    crate::rebuild::rebuild(node, &mut |mut n| {
+        let Some(name) = n.tag().and_then(|t| t.strip_prefix(TAG)) else {
+            return Ok(n);
+        };
+        let new = match name {
+            "ndarray-1.1.0" if minor < 6 => {
+                if n.get("datatype").and_then(Node::as_str) == Some("float16") {
                     return Err(AsdfError::InvalidTree(
                         "float16 arrays need ASDF Standard 1.6.0 (ndarray-1.1.0)".into(),
                     ));
                 }
-                Some("ndarray-1.0.0")
+                "ndarray-1.0.0"
             }
-            Some("integer-1.1.0") if minor < 6 => {
+            "integer-1.1.0" if minor < 6 => {
                 if minor < 3 {
                     return Err(AsdfError::InvalidTree(
                         "big integers need ASDF Standard 1.3.0 or later".into(),
                     ));
                 }
-                Some("integer-1.0.0")
+                "integer-1.0.0"
             }
-            _ => None,
+            _ => return Ok(n),
         };
-        if let Some(new) = new {
-            node.set_tag(Some(format!("{TAG}{new}")));
-        }
-    }
-    match node.value_mut() {
-        Value::Seq(items) => items
-            .iter_mut()
-            .try_for_each(|n| retag(n, minor, depth + 1)),
-        Value::Map(m) => m
-            .iter_mut()
-            .try_for_each(|(_, v)| retag(v, minor, depth + 1)),
-        _ => Ok(()),
-    }
+        n.set_tag(Some(format!("{TAG}{new}")));
+        Ok(n)
+    })
 }
 
 /// Makes `tree` a complete ASDF root for `options.standard_version`: the root tag,
@@ -337,9 +327,9 @@ pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) 
             out.insert(k, v);
         }
     }
-    let mut root = Node::from(out).with_tag(tag);
+    let root = Node::from(out).with_tag(tag);
     if minor < 6 {
-        retag(&mut root, minor, 0)?;
+        return retag(&root, minor);
     }
     Ok(root)
 }

@@ -16,6 +16,11 @@ pub struct OpenOptions {
     pub blocks: ReadOptions,
     /// Tree parsing: depth, alias and scalar-size limits.
     pub yaml: ParseOptions,
+    /// The tags this reader recognises beyond the built-in ones (share one registry between
+    /// files through the `Arc`).
+    pub extensions: std::sync::Arc<crate::Extensions>,
+    /// Do not warn about tags nobody recognises (they are kept either way).
+    pub ignore_unrecognized_tags: bool,
 }
 
 /// An open ASDF file: its header, its parsed tree and its blocks, over a memory map
@@ -39,6 +44,8 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     blocks: BlockReader<B>,
     warnings: Vec<String>,
     path: Option<PathBuf>,
+    /// Arrays added since opening, written by the next save.
+    pub(crate) pending: asdf_ndarray::ArrayWriter,
 }
 
 impl AsdfFile<memmap2::Mmap> {
@@ -55,6 +62,19 @@ impl AsdfFile<memmap2::Mmap> {
         file.blocks = file.blocks.with_path(path);
         file.path = Some(path.to_path_buf());
         Ok(file)
+    }
+}
+
+impl AsdfFile<Vec<u8>> {
+    /// Reads a file from any reader (a socket, a decompressor, a `Read + Seek` file handle...).
+    /// The whole stream is read into memory; for files on disk prefer [`AsdfFile::open`], which
+    /// maps them and decodes arrays only when asked.
+    pub fn from_reader(mut reader: impl std::io::Read, options: &OpenOptions) -> Result<Self> {
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| AsdfError::io("reading the file", e))?;
+        Self::from_bytes(bytes, options)
     }
 }
 
@@ -76,6 +96,9 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             }
             None => Node::mapping(std::iter::empty::<(Node, Node)>()),
         };
+        if !options.ignore_unrecognized_tags {
+            warnings.extend(options.extensions.unknown_tags(&tree));
+        }
         let blocks = BlockReader::new(bytes, sections.blocks_start as u64, options.blocks.clone())?;
         warnings.extend(blocks.layout().warnings.iter().cloned());
         for w in &warnings {
@@ -88,6 +111,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             blocks,
             warnings,
             path: None,
+            pending: asdf_ndarray::ArrayWriter::new(),
         })
     }
 
@@ -140,6 +164,15 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
     /// Non-fatal oddities found while reading (also logged with `log::warn!`).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The value at `pointer` as a [`TaggedType`](crate::TaggedType), with Python asdf's tag
+    /// version rules (exact version; another version attempted with a warning).
+    pub fn value<T: crate::TaggedType>(&self, pointer: &str) -> Result<T> {
+        let node = self
+            .pointer(pointer)
+            .ok_or_else(|| AsdfError::NoNode(pointer.to_string()))?;
+        crate::extension::convert(node, pointer)
     }
 
     /// The file's path, when opened by path.

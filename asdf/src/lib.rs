@@ -28,8 +28,11 @@
 mod arrays;
 mod builder;
 mod error;
+mod extension;
 mod file;
 pub mod layout;
+mod rebuild;
+mod save;
 mod write;
 
 pub use asdf_block as block;
@@ -41,6 +44,7 @@ pub use asdf_ndarray::{AnyArray, Element, Storage, StoreOptions};
 pub use builder::{AsdfWriter, LIBRARY_NAME};
 
 pub use error::{AsdfError, Result};
+pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
 pub use file::{AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
 pub use write::{atomic_write, write_path, write_to, WriteOptions};
