@@ -36,7 +36,8 @@ const TAG: &str = "tag:stsci.edu:asdf/core/";
 /// ```
 #[derive(Debug, Default)]
 pub struct AsdfWriter {
-    arrays: ArrayWriter,
+    pub(crate) arrays: ArrayWriter,
+    pub(crate) stream: Option<crate::stream::StreamSpec>,
 }
 
 impl AsdfWriter {
@@ -103,6 +104,7 @@ impl AsdfWriter {
 
     /// Writes the file to `out`. External arrays need [`write_path`](Self::write_path).
     pub fn write_to<W: Write>(self, out: W, tree: Node, options: &WriteOptions) -> Result<W> {
+        self.no_stream()?;
         if let Some((uri, _)) = self.arrays.externals().first() {
             return Err(AsdfError::External {
                 uri: uri.clone(),
@@ -152,7 +154,16 @@ impl AsdfWriter {
         })
     }
 
-    fn labels(&self) -> Vec<Label> {
+    fn no_stream(&self) -> Result<()> {
+        if self.stream.is_some() {
+            return Err(AsdfError::InvalidTree(
+                "this writer has a streamed array: use write_path_streaming".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn labels(&self) -> Vec<Label> {
         let mut l: Vec<Label> = self.arrays.blocks().iter().map(|b| b.compression).collect();
         l.extend(self.arrays.externals().iter().map(|(_, b)| b.compression));
         l.sort();

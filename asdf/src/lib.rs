@@ -33,6 +33,7 @@ mod file;
 pub mod layout;
 mod rebuild;
 mod save;
+mod stream;
 mod write;
 
 pub use asdf_block as block;
@@ -47,4 +48,5 @@ pub use error::{AsdfError, Result};
 pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
 pub use file::{AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
+pub use stream::StreamWriter;
 pub use write::{atomic_write, write_path, write_to, WriteOptions};

@@ -88,6 +88,26 @@ pub fn atomic_write<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
+    let mut out = None;
+    atomic_write_inner(path, |w| {
+        out = Some(write(w)?);
+        Ok(())
+    })?;
+    out.ok_or_else(|| AsdfError::io("writing", std::io::ErrorKind::Other.into()))
+}
+
+/// [`atomic_write`], returning the renamed file opened for appending at its end.
+pub(crate) fn atomic_write_keep(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<File> {
+    atomic_write_inner(path, write)
+}
+
+fn atomic_write_inner(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<File> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let ctx = |e: AsdfError| e.in_file(path);
     let dir = match path.parent() {
@@ -115,16 +135,22 @@ pub fn atomic_write<T>(
         let _ = file.set_permissions(old.permissions());
     }
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let result = write(&mut w).and_then(|t| {
+    let result = write(&mut w).and_then(|()| {
         w.flush().map_err(|e| AsdfError::io("flushing", e))?;
         w.get_ref()
             .sync_all()
             .map_err(|e| AsdfError::io("syncing to disk", e))?;
-        Ok(t)
+        Ok(())
     });
-    drop(w);
-    match result {
-        Ok(t) => {
+    let file = match w.into_inner() {
+        Ok(f) => Some(f),
+        Err(e) => {
+            drop(e);
+            None
+        }
+    };
+    match (result, file) {
+        (Ok(()), Some(file)) => {
             std::fs::rename(&tmp, path).map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
                 ctx(AsdfError::io("renaming the new file into place", e))
@@ -133,11 +159,18 @@ pub fn atomic_write<T>(
             if let Ok(d) = File::open(dir) {
                 let _ = d.sync_all();
             }
-            Ok(t)
+            Ok(file)
         }
-        Err(e) => {
+        (Err(e), _) => {
             let _ = std::fs::remove_file(&tmp);
             Err(ctx(e))
+        }
+        (Ok(()), None) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(ctx(AsdfError::io(
+                "flushing",
+                std::io::ErrorKind::Other.into(),
+            )))
         }
     }
 }
