@@ -1,0 +1,326 @@
+//! `.awkd` files: ZIP archives of blobs, as `awkward0.save` / `awkward0.load` use them.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::read::{read_array, ReadOptions};
+use crate::store::{check_size, write_atomic, BlobSink, BlobStore};
+use crate::write::{write_array, WriteOptions};
+
+/// An `.awkd` file opened for reading. Several arrays can live in one file; each is a schema
+/// entry `<name>.json` plus blob entries `<name>-<id>.raw` (the anonymous array `""` uses
+/// `.json` and `<id>.raw`). Stored and deflated entries are read; sizes are checked against the
+/// limits before anything is read.
+///
+/// ```no_run
+/// use asdf_awkward::AwkdFile;
+/// let f = AwkdFile::open("events.awkd").unwrap();
+/// for name in f.array_names() {
+///     let array = f.read(&name).unwrap();
+///     println!("{name:?}: {} entries", array.len());
+/// }
+/// ```
+pub struct AwkdFile {
+    path: PathBuf,
+    archive: Mutex<ZipArchive<BufReader<File>>>,
+    entries: Vec<String>,
+    options: ReadOptions,
+}
+
+fn zip_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Zip {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl AwkdFile {
+    /// Opens `path` with default [`ReadOptions`].
+    pub fn open(path: impl AsRef<Path>) -> Result<AwkdFile> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    /// Opens `path` with explicit options (limits, whitelist, schema suffix).
+    pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<AwkdFile> {
+        let path = path.as_ref().to_path_buf();
+        let f = File::open(&path).map_err(|e| Error::io(path.display(), e))?;
+        let archive = ZipArchive::new(BufReader::new(f)).map_err(|e| zip_err(&path, e))?;
+        let entries = archive.file_names().map(|s| s.to_string()).collect();
+        Ok(AwkdFile {
+            path,
+            archive: Mutex::new(archive),
+            entries,
+            options,
+        })
+    }
+
+    /// Every entry name, in archive order.
+    pub fn entry_names(&self) -> &[String] {
+        &self.entries
+    }
+
+    /// Names of the arrays: entries ending in the schema suffix, minus it (sorted).
+    pub fn array_names(&self) -> Vec<String> {
+        let sfx = &self.options.schema_suffix;
+        let set: BTreeSet<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.strip_suffix(sfx.as_str()).map(|s| s.to_string()))
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Reads array `name`.
+    pub fn read(&self, name: &str) -> Result<Layout> {
+        read_array(self, name, &self.options)
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+}
+
+impl BlobStore for AwkdFile {
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
+        let mut ar = self
+            .archive
+            .lock()
+            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
+        let Some(ix) = ar.index_for_name(name) else {
+            return Ok(None);
+        };
+        let mut f = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
+        let declared = f.size();
+        check_size(name, declared, max_bytes)?;
+        if !matches!(
+            f.compression(),
+            CompressionMethod::Stored | CompressionMethod::Deflated
+        ) {
+            return Err(Error::Unsupported {
+                location: format!("{} entry {name:?}", self.path.display()),
+                what: format!(
+                    "ZIP compression method {:?} (only stored and deflated)",
+                    f.compression()
+                ),
+            });
+        }
+        let mut out = Vec::with_capacity(
+            declared
+                .min(f.compressed_size().saturating_mul(1100))
+                .min(max_bytes) as usize,
+        );
+        (&mut f)
+            .take(declared.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+        if out.len() as u64 != declared {
+            return Err(Error::Blob {
+                name: name.into(),
+                message: format!(
+                    "ZIP entry holds {} bytes, its header declares {declared}",
+                    out.len()
+                ),
+            });
+        }
+        Ok(Some(Cow::Owned(out)))
+    }
+
+    fn names(&self) -> Result<Vec<String>> {
+        Ok(self.entries.clone())
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        let mut ar = self
+            .archive
+            .lock()
+            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
+        let Some(ix) = ar.index_for_name(name) else {
+            return Ok(None);
+        };
+        let f = ar.by_index_raw(ix).map_err(|e| zip_err(&self.path, e))?;
+        Ok(Some(f.size()))
+    }
+
+    fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
+        let mut ar = self
+            .archive
+            .lock()
+            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
+        let ix = ar
+            .index_for_name(name)
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
+        let mut f = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
+        if !matches!(
+            f.compression(),
+            CompressionMethod::Stored | CompressionMethod::Deflated
+        ) {
+            return Err(Error::Unsupported {
+                location: format!("{} entry {name:?}", self.path.display()),
+                what: format!(
+                    "ZIP compression method {:?} (only stored and deflated)",
+                    f.compression()
+                ),
+            });
+        }
+        let declared = f.size();
+        f.read_exact(out)
+            .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+        if out.len() as u64 == declared {
+            // Reading to the end makes the ZIP layer verify the entry's CRC-32.
+            let mut probe = [0u8; 1];
+            let extra = f
+                .read(&mut probe)
+                .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+            if extra != 0 {
+                return Err(Error::Blob {
+                    name: name.into(),
+                    message: format!(
+                        "ZIP entry holds more than the {declared} bytes its header declares"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How [`save_awkd`] treats an existing file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveMode {
+    /// Replace any existing file (awkward0 `mode="w"`).
+    Create,
+    /// Keep the existing arrays and add new ones (awkward0 `mode="a"`, its default); fails if a
+    /// new name conflicts with what is stored.
+    Append,
+}
+
+struct ZipSink<'w> {
+    zip: &'w mut ZipWriter<File>,
+    path: &'w Path,
+}
+
+impl BlobSink for ZipSink<'_> {
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let opts = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .large_file(bytes.len() as u64 >= u32::MAX as u64);
+        self.zip
+            .start_file(name, opts)
+            .map_err(|e| zip_err(self.path, e))?;
+        self.zip
+            .write_all(bytes)
+            .map_err(|e| Error::io(self.path.display(), e))
+    }
+}
+
+/// Checks awkward0's name-conflict rules before anything is written: no new name may be a
+/// prefix of another new name, and no existing entry may start with a new name.
+pub fn check_names(new: &[&str], existing: &[String]) -> Result<()> {
+    for (i, a) in new.iter().enumerate() {
+        for (j, b) in new.iter().enumerate() {
+            if i != j && b.starts_with(a) {
+                return Err(Error::BadName {
+                    name: a.to_string(),
+                    reason: format!("it is a prefix of another new array name {b:?}, so their blobs would collide"),
+                });
+            }
+        }
+        let clash: Vec<&String> = existing
+            .iter()
+            .filter(|e| e.starts_with(a))
+            .take(5)
+            .collect();
+        if !clash.is_empty() {
+            return Err(Error::BadName {
+                name: a.to_string(),
+                reason: format!("the file already has entries starting with it: {clash:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Saves arrays into an `.awkd` file, each under its name, with entries stored (not deflated).
+/// The file is written to a temporary file in the same directory, synced and renamed, so an
+/// existing file is never left half-written; in [`SaveMode::Append`] its entries are copied
+/// over unchanged.
+///
+/// ```
+/// use asdf_awkward::{save_awkd, AwkdFile, Layout, SaveMode, WriteOptions};
+/// let dir = std::env::temp_dir().join(format!("awkd-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("two.awkd");
+/// let a = Layout::from_json(&serde_json::json!([1, 2, 3])).unwrap();
+/// let b = Layout::from_json(&serde_json::json!([["x"], []])).unwrap();
+/// save_awkd(&path, &[("a", &a)], SaveMode::Create, &WriteOptions::default()).unwrap();
+/// save_awkd(&path, &[("b", &b)], SaveMode::Append, &WriteOptions::default()).unwrap();
+/// let f = AwkdFile::open(&path).unwrap();
+/// assert_eq!(f.array_names(), vec!["a", "b"]);
+/// assert_eq!(f.read("b").unwrap().to_json().unwrap(), serde_json::json!([["x"], []]));
+/// // "a" is a prefix of the stored "a-1.raw": refused before anything is written.
+/// assert!(save_awkd(&path, &[("a", &a)], SaveMode::Append, &WriteOptions::default()).is_err());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn save_awkd(
+    path: impl AsRef<Path>,
+    arrays: &[(&str, &Layout)],
+    mode: SaveMode,
+    opts: &WriteOptions,
+) -> Result<()> {
+    let path = path.as_ref();
+    let existing: Option<ZipArchive<BufReader<File>>> = match mode {
+        SaveMode::Append if path.exists() => {
+            let f = File::open(path).map_err(|e| Error::io(path.display(), e))?;
+            Some(ZipArchive::new(BufReader::new(f)).map_err(|e| zip_err(path, e))?)
+        }
+        _ => None,
+    };
+    let existing_names: Vec<String> = existing
+        .as_ref()
+        .map(|a| a.file_names().map(|s| s.to_string()).collect())
+        .unwrap_or_default();
+    let new: Vec<&str> = arrays.iter().map(|(n, _)| *n).collect();
+    check_names(&new, &existing_names)?;
+    for (_, a) in arrays {
+        a.validate()?;
+    }
+    let mut existing = existing;
+    let mut failure: Option<Error> = None;
+    write_atomic(path, |file| {
+        let handle = file.try_clone()?;
+        let mut zip = ZipWriter::new(handle);
+        let mut run = || -> Result<()> {
+            if let Some(ar) = existing.as_mut() {
+                for i in 0..ar.len() {
+                    let entry = ar.by_index_raw(i).map_err(|e| zip_err(path, e))?;
+                    zip.raw_copy_file(entry).map_err(|e| zip_err(path, e))?;
+                }
+            }
+            let mut sink = ZipSink {
+                zip: &mut zip,
+                path,
+            };
+            for (name, layout) in arrays {
+                write_array(layout, &mut sink, name, opts)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = run() {
+            failure = Some(e);
+            return Err(std::io::Error::other("array write failed"));
+        }
+        zip.finish().map_err(std::io::Error::other)?;
+        Ok(())
+    })
+    .map_err(|e| failure.take().unwrap_or(e))
+}

@@ -1,0 +1,90 @@
+//! Awkward Array 0.x persistence — awkward0's JSON "schema" over named binary blobs — read and
+//! written exactly as awkward0 0.15.5 does, with none of its ways to run code.
+//!
+//! # The format in one paragraph
+//!
+//! An awkward0 array is stored as a set of named blobs (raw numpy buffers, optionally
+//! zlib-compressed) plus one JSON document, itself a blob, whose `"schema"` is an S-expression:
+//! `{"call": ["awkward0", "JaggedArray", "fromcounts"], "args": [...]}` calls a constructor,
+//! `{"read": "1.raw"}` reads a blob, `{"json": 3}` is a literal, `{"ref": 2}` reuses the value
+//! of the expression with `"id": 2`, and so on (11 kinds). `.awkd` files are ZIP archives of
+//! these blobs (`<name>-<id>.raw` + `<name>.json`, entries stored).
+//!
+//! # Safety
+//!
+//! * `call` specs pass awkward0's [`Whitelist`] (fnmatch per element, same rules) and are then
+//!   dispatched **only** to this crate's fixed table of constructors. `python` (pickle),
+//!   `function`, `awkward0.persist.topython`, Parquet/uproot specs (paths, URLs), `ObjectArray`
+//!   and `VirtualArray` are refused with [`Error::Refused`]. (awkward0 pickles `SparseArray`
+//!   defaults that JSON cannot hold, such as NaN; [`ReadOptions::decode_pickled_scalars`] opts in
+//!   to a parser that understands only single-number pickles and still refuses everything else.)
+//! * Every size is checked before allocating: `count × itemsize` against the blob length,
+//!   decompressed sizes against what `frombuffer` declares and against [`Limits`]; nesting depth,
+//!   expression count (bounding `ref` fan-out), reference cycles, index ranges, offsets, tags and
+//!   mask lengths are all validated. Errors say where (`schema.args[0].pairs[1][1]`) and what.
+//! * Directory stores refuse blob names that would leave their folder; writes go through a
+//!   temporary file in the same directory, fsync, rename.
+//!
+//! # Example
+//!
+//! ```
+//! use asdf_awkward::{read_array, write_array, Layout, MemoryStore, ReadOptions, WriteOptions};
+//!
+//! let events = Layout::from_json(&serde_json::json!([
+//!     {"pt": [31.5, 12.25], "tag": "mu"},
+//!     null,
+//!     {"pt": [], "tag": "e"},
+//! ])).unwrap();
+//! let mut store = MemoryStore::default();
+//! write_array(&events, &mut store, "events", &WriteOptions::default()).unwrap();
+//! // awkward0's blob names: "<name>-<id>.raw" and the schema "<name>.json".
+//! assert!(store.blobs.contains_key("events.json"));
+//! let back = read_array(&store, "events", &ReadOptions::default()).unwrap();
+//! assert_eq!(back.get(0).unwrap().to_json()["tag"], "mu");
+//! assert_eq!(back.to_json().unwrap(), events.to_json().unwrap());
+//! ```
+//!
+//! # Containers
+//!
+//! Reading goes through [`BlobStore`], writing through [`BlobSink`]: [`AwkdFile`] /
+//! [`save_awkd`] (ZIP), [`DirStore`] (a directory of files) and [`MemoryStore`]. An ASDF store
+//! (blobs as ASDF blocks, the schema in the YAML tree) is meant to implement the same two
+//! traits; [`serialize`] returns the schema without storing it and [`read_schema`] evaluates a
+//! schema that came from elsewhere, which is what such a store needs. It is not part of this
+//! crate yet.
+//!
+//! # awkward 2
+//!
+//! [`to_awkward2`] gives the `(form, length, buffers)` triple that `ak.from_buffers` accepts, for
+//! every class that has an awkward 2 equivalent.
+#![warn(missing_docs)]
+
+pub mod awkd;
+pub mod awkward2;
+pub mod dtype;
+pub mod error;
+pub mod layout;
+pub mod limits;
+pub mod numpy;
+mod pickle;
+pub mod read;
+pub mod store;
+pub mod value;
+pub mod whitelist;
+pub mod write;
+
+pub use awkd::{check_names, save_awkd, AwkdFile, SaveMode};
+pub use awkward2::{to_awkward2, Awkward2Buffers};
+pub use dtype::{ByteOrder, DType, Kind, Primitive};
+pub use error::{Error, Result};
+pub use layout::*;
+pub use limits::Limits;
+pub use numpy::{Buffer, NumpyArray};
+pub use read::{parse_schema_bytes, read_array, read_schema, ReadOptions};
+pub use store::{check_blob_name, BlobSink, BlobStore, DirStore, MemoryStore};
+pub use value::Value;
+pub use whitelist::Whitelist;
+pub use write::{
+    serialize, to_python_json, write_array, Codec, CompressionPolicy, CompressionRule, Dialect,
+    WriteOptions,
+};

@@ -1,0 +1,587 @@
+//! Our constructors for every awkward0 class, each node bounded and validated as it is built,
+//! and the typed access to call arguments.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::layout::{
+    AppendableArray, BitMaskedArray, ChunkedArray, IndexedArray, IndexedMaskedArray, JaggedArray,
+    Layout, ListIndex, MaskedArray, Node, SparseArray, SparseDefault, StringArray, Table,
+    TableView, UnionArray,
+};
+use crate::numpy::Buffer;
+use crate::pickle::PyScalar;
+
+use super::dispatch::Ctor;
+use super::expr::{short, Eval, Val};
+
+impl<'a> Eval<'a> {
+    /// Registers a new array node: bounds how large the tree becomes when sub-arrays shared
+    /// through `ref` are expanded (every later traversal pays that size), then validates it.
+    pub(super) fn finish(&mut self, loc: &str, l: Layout) -> Result<Val<'a>> {
+        let mut size = 1u64;
+        for c in l.children() {
+            let child = self.expanded.get(&Arc::as_ptr(c)).copied().unwrap_or(1);
+            size = size.saturating_add(child);
+        }
+        let limit = self.opts.limits.max_expanded_nodes;
+        if size > limit {
+            return Err(Error::Limit {
+                location: loc.to_string(),
+                what: "array nodes once shared sub-arrays are expanded",
+                value: size,
+                limit,
+            });
+        }
+        l.validate_node(loc)?;
+        let node = Arc::new(l);
+        self.expanded.insert(Arc::as_ptr(&node), size);
+        Ok(Val::Array(node))
+    }
+
+    pub(super) fn construct(&mut self, a: Args<'a>, hint: Option<u64>) -> Result<Val<'a>> {
+        let loc = a.loc.clone();
+        match a.ctor {
+            Ctor::FromBuffer => self.frombuffer(&a),
+            Ctor::Zlib | Ctor::Lzma | Ctor::Lz4Block => self.decompress(&a, hint),
+            Ctor::Json2Dtype => {
+                let j = a.json(0)?;
+                let d = DType::from_json(j).map_err(|m| schema_err_s(a.arg_loc(0), m))?;
+                Ok(Val::DType(Arc::new(d)))
+            }
+            Ctor::Jagged => {
+                let starts = a.index(0)?;
+                let stops = a.index(1)?;
+                let content = a.array(2)?;
+                self.finish(
+                    &loc,
+                    Layout::Jagged(JaggedArray {
+                        index: ListIndex::StartsStops { starts, stops },
+                        content,
+                    }),
+                )
+            }
+            Ctor::JaggedFromCounts => {
+                let counts = a.index_cow(0)?;
+                let index = ListIndex::from_counts(&counts).ok_or_else(|| {
+                    Error::invalid(
+                        "JaggedArray",
+                        a.arg_loc(0),
+                        "counts must be non-negative and their sum must fit in int64",
+                    )
+                })?;
+                self.finish(
+                    &loc,
+                    Layout::Jagged(JaggedArray {
+                        index,
+                        content: a.array(1)?,
+                    }),
+                )
+            }
+            Ctor::JaggedFromOffsets => {
+                let offsets = a.index(0)?;
+                self.finish(
+                    &loc,
+                    Layout::Jagged(JaggedArray {
+                        index: ListIndex::Offsets(offsets),
+                        content: a.array(1)?,
+                    }),
+                )
+            }
+            Ctor::TableFromPairs => {
+                let pairs = match a.val(0) {
+                    Some(Val::Pairs(p)) => p.clone(),
+                    other => return Err(a.wrong(0, "a 'pairs' expression", other)),
+                };
+                let mut fields = Vec::with_capacity(pairs.len());
+                for (name, v) in pairs.iter() {
+                    match v {
+                        Val::Array(n) => fields.push((name.to_string(), n.clone())),
+                        other => {
+                            return Err(schema_err_s(
+                                a.arg_loc(0),
+                                format!("column {name:?} must be an array, found {}", other.kind()),
+                            ))
+                        }
+                    }
+                }
+                let rowstart = a.opt_int(1)?.unwrap_or(0);
+                self.finish(
+                    &loc,
+                    Layout::Table(Table {
+                        fields,
+                        rowstart,
+                        view: None,
+                    }),
+                )
+            }
+            Ctor::TableFromView => {
+                let base = match a.val(1) {
+                    Some(Val::Array(n)) => match n.as_ref() {
+                        Layout::Table(t) => t.clone(),
+                        other => {
+                            return Err(schema_err_s(
+                                a.arg_loc(1),
+                                format!(
+                                    "the base of Table.fromview must be a Table, found {}",
+                                    other.class_name()
+                                ),
+                            ))
+                        }
+                    },
+                    other => return Err(a.wrong(1, "a Table", other)),
+                };
+                let view = match a.val(0) {
+                    Some(Val::Tuple(t)) | Some(Val::List(t)) if t.len() == 3 => {
+                        let mut v = [0i64; 3];
+                        for (k, x) in t.iter().enumerate() {
+                            v[k] = match x {
+                                Val::Json(j) if j.is_i64() => j.as_i64().unwrap_or(0),
+                                other => {
+                                    return Err(schema_err_s(
+                                        a.arg_loc(0),
+                                        format!(
+                                            "view (start, step, length) must be integers, found {}",
+                                            other.kind()
+                                        ),
+                                    ))
+                                }
+                            };
+                        }
+                        TableView::Slice {
+                            start: v[0],
+                            step: v[1],
+                            length: v[2],
+                        }
+                    }
+                    Some(Val::Array(_)) => TableView::Index(a.index(0)?),
+                    other => {
+                        return Err(a.wrong(
+                            0,
+                            "a (start, step, length) tuple or an index array",
+                            other,
+                        ))
+                    }
+                };
+                let view = compose_view(&base, view, &loc)?;
+                self.finish(
+                    &loc,
+                    Layout::Table(Table {
+                        view: Some(view),
+                        ..base
+                    }),
+                )
+            }
+            Ctor::Chunked => {
+                let chunks = a.array_list(0)?;
+                let sizes = match a.val(1) {
+                    None => vec![],
+                    Some(Val::Json(Json::Array(s))) => s
+                        .iter()
+                        .map(|x| x.as_u64().and_then(|v| usize::try_from(v).ok()))
+                        .collect::<Option<Vec<usize>>>()
+                        .ok_or_else(|| {
+                            schema_err_s(a.arg_loc(1), "chunk sizes must be non-negative integers")
+                        })?,
+                    other => return Err(a.wrong(1, "a JSON list of chunk sizes", other)),
+                };
+                let chunksizes = if sizes.is_empty() && !chunks.is_empty() {
+                    chunks.iter().map(|c| c.len()).collect()
+                } else {
+                    sizes
+                };
+                self.finish(&loc, Layout::Chunked(ChunkedArray { chunks, chunksizes }))
+            }
+            Ctor::Appendable => {
+                let chunkshape = match a.val(0) {
+                    Some(Val::Tuple(t)) | Some(Val::List(t)) => match t.first() {
+                        Some(Val::Json(j)) => j.as_u64(),
+                        _ => None,
+                    },
+                    Some(Val::Json(j)) => j.as_u64(),
+                    _ => None,
+                }
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(|| {
+                    schema_err_s(
+                        a.arg_loc(0),
+                        "chunkshape must be a non-negative integer (or a tuple starting with one)",
+                    )
+                })?;
+                let dtype = match a.val(1) {
+                    Some(Val::DType(d)) => d.clone(),
+                    other => return Err(a.wrong(1, "a dtype", other)),
+                };
+                let mut chunks = Vec::new();
+                for (i, c) in a.array_list(2)?.into_iter().enumerate() {
+                    match c.as_ref() {
+                        Layout::Numpy(n) => {
+                            if n.dtype().primitive != dtype.primitive
+                                || n.dtype().inner_shape != dtype.inner_shape
+                            {
+                                return Err(Error::invalid(
+                                    "AppendableArray",
+                                    &loc,
+                                    format!(
+                                        "chunk {i} has dtype {} but the array's is {}",
+                                        n.dtype().to_json(),
+                                        dtype.to_json()
+                                    ),
+                                ));
+                            }
+                            chunks.push(n.clone())
+                        }
+                        other => {
+                            return Err(Error::invalid(
+                                "AppendableArray",
+                                &loc,
+                                format!(
+                                    "chunk {i} must be a numpy array, found {}",
+                                    other.class_name()
+                                ),
+                            ))
+                        }
+                    }
+                }
+                self.finish(
+                    &loc,
+                    Layout::Appendable(AppendableArray { chunkshape, chunks }),
+                )
+            }
+            Ctor::Indexed => {
+                let index = a.index(0)?;
+                self.finish(
+                    &loc,
+                    Layout::Indexed(IndexedArray {
+                        index,
+                        content: a.array(1)?,
+                    }),
+                )
+            }
+            Ctor::Sparse => {
+                let length = a.json(0)?.as_u64().ok_or_else(|| {
+                    schema_err_s(a.arg_loc(0), "length must be a non-negative integer")
+                })?;
+                if length > self.opts.limits.max_virtual_length {
+                    return Err(Error::Limit {
+                        location: a.arg_loc(0).to_string(),
+                        what: "SparseArray length",
+                        value: length,
+                        limit: self.opts.limits.max_virtual_length,
+                    });
+                }
+                let length = usize::try_from(length)
+                    .map_err(|_| schema_err_s(a.arg_loc(0), "length does not fit this platform"))?;
+                let index = a.index(1)?;
+                let content = a.array(2)?;
+                let default = match a.val(3) {
+                    None => SparseDefault::Zero,
+                    Some(Val::Json(j)) => match j {
+                        Json::Null => SparseDefault::Zero,
+                        Json::Bool(b) => SparseDefault::Bool(*b),
+                        Json::Number(n) => match n.as_i64() {
+                            Some(i) => SparseDefault::Int(i),
+                            None => SparseDefault::Float(n.as_f64().unwrap_or(f64::NAN)),
+                        },
+                        other => {
+                            return Err(Error::Unsupported {
+                                location: a.arg_loc(3).to_string(),
+                                what: format!("SparseArray default {}", short(other)),
+                            })
+                        }
+                    },
+                    Some(Val::PyScalar(p)) => match p {
+                        PyScalar::None => SparseDefault::Zero,
+                        PyScalar::Bool(b) => SparseDefault::Bool(*b),
+                        PyScalar::Int(i) => SparseDefault::Int(*i),
+                        PyScalar::Float(f) => SparseDefault::Float(*f),
+                    },
+                    other => return Err(a.wrong(3, "a JSON default value", other)),
+                };
+                self.finish(
+                    &loc,
+                    Layout::Sparse(SparseArray {
+                        length,
+                        index,
+                        content,
+                        default,
+                    }),
+                )
+            }
+            Ctor::Union | Ctor::UnionFromTags => {
+                let tags = a.index(0)?;
+                let tags: Vec<u8> = tags
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| {
+                        u8::try_from(t).map_err(|_| {
+                            Error::invalid(
+                                "UnionArray",
+                                a.arg_loc(0),
+                                format!("tags[{i}] = {t} is not in 0..=255"),
+                            )
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                let (contents_at, index) = if a.ctor == Ctor::Union {
+                    (2, Some(a.index(1)?))
+                } else {
+                    (1, None)
+                };
+                let contents = a.array_list(contents_at)?;
+                let u = match index {
+                    Some(index) => UnionArray {
+                        tags,
+                        index,
+                        contents,
+                    },
+                    None => UnionArray::from_tags(tags, contents),
+                };
+                self.finish(&loc, Layout::Union(u))
+            }
+            Ctor::Masked => {
+                let mask = a.index(0)?.into_iter().map(|m| m != 0).collect();
+                let masked_when = a.opt_boolish(2)?.unwrap_or(true);
+                self.finish(
+                    &loc,
+                    Layout::Masked(MaskedArray {
+                        mask,
+                        content: a.array(1)?,
+                        masked_when,
+                    }),
+                )
+            }
+            Ctor::BitMasked => {
+                let mask = a.bytes_array(0)?;
+                let masked_when = a.opt_boolish(2)?.unwrap_or(true);
+                let lsb_order = a.opt_boolish(3)?.unwrap_or(false);
+                self.finish(
+                    &loc,
+                    Layout::BitMasked(BitMaskedArray {
+                        mask,
+                        content: a.array(1)?,
+                        masked_when,
+                        lsb_order,
+                    }),
+                )
+            }
+            Ctor::IndexedMasked => {
+                let index = a.index(0)?;
+                let masked_when = a.opt_int(2)?.unwrap_or(-1);
+                self.finish(
+                    &loc,
+                    Layout::IndexedMasked(IndexedMaskedArray {
+                        index,
+                        content: a.array(1)?,
+                        masked_when,
+                    }),
+                )
+            }
+            Ctor::String | Ctor::StringFromCounts => {
+                let (index, content_at) = if a.ctor == Ctor::String {
+                    (
+                        ListIndex::StartsStops {
+                            starts: a.index(0)?,
+                            stops: a.index(1)?,
+                        },
+                        2,
+                    )
+                } else {
+                    let counts = a.index_cow(0)?;
+                    let ix = ListIndex::from_counts(&counts).ok_or_else(|| {
+                        Error::invalid(
+                            "StringArray",
+                            a.arg_loc(0),
+                            "counts must be non-negative and their sum must fit in int64",
+                        )
+                    })?;
+                    (ix, 1)
+                };
+                let content = a.bytes_array(content_at)?;
+                let encoding = match a.val(content_at + 1) {
+                    None => Some("utf-8".to_string()),
+                    Some(Val::Json(Json::Null)) => None,
+                    Some(Val::Json(Json::String(s))) => Some(s.clone()),
+                    other => {
+                        return Err(a.wrong(content_at + 1, "an encoding name or null", other))
+                    }
+                };
+                self.finish(
+                    &loc,
+                    Layout::String(StringArray {
+                        index,
+                        content,
+                        encoding,
+                    }),
+                )
+            }
+        }
+    }
+}
+
+pub(super) fn schema_err_s(loc: &str, message: impl Into<String>) -> Error {
+    Error::Schema {
+        location: loc.to_string(),
+        message: message.into(),
+    }
+}
+
+pub(super) fn compose_view(base: &Table, view: TableView, loc: &str) -> Result<TableView> {
+    let Some(inner) = &base.view else {
+        return Ok(view);
+    };
+    // A view of a view: express the result as base rows directly.
+    let tmp = Table {
+        fields: vec![],
+        rowstart: 0,
+        view: Some(view.clone()),
+    };
+    let n = match &view {
+        TableView::Slice { length, .. } => (*length).max(0) as usize,
+        TableView::Index(ix) => ix.len(),
+    };
+    let inner_table = Table {
+        fields: vec![],
+        rowstart: 0,
+        view: Some(inner.clone()),
+    };
+    let mut out = Vec::with_capacity(n.min(1 << 24));
+    for i in 0..n {
+        let r = tmp
+            .base_row(i)
+            .and_then(|r| inner_table.base_row(r))
+            .ok_or_else(|| {
+                Error::invalid("Table", loc, format!("view row {i} falls outside its base"))
+            })?;
+        out.push(r as i64);
+    }
+    Ok(TableView::Index(out))
+}
+
+pub(super) struct Args<'a> {
+    pub(super) ctor: Ctor,
+    pub(super) slots: Vec<Option<(Val<'a>, String)>>,
+    pub(super) params: &'static [&'static str],
+    pub(super) loc: String,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn val(&self, i: usize) -> Option<&Val<'a>> {
+        self.slots.get(i).and_then(|s| s.as_ref()).map(|(v, _)| v)
+    }
+
+    pub(super) fn arg_loc(&self, i: usize) -> &str {
+        self.slots
+            .get(i)
+            .and_then(|s| s.as_ref())
+            .map(|(_, l)| l.as_str())
+            .unwrap_or(&self.loc)
+    }
+
+    pub(super) fn wrong(&self, i: usize, expected: &str, found: Option<&Val<'a>>) -> Error {
+        let found = found.map_or("nothing".to_string(), |v| v.kind());
+        schema_err_s(
+            self.arg_loc(i),
+            format!(
+                "argument {:?} of {} must be {expected}, found {found}",
+                self.params.get(i).copied().unwrap_or("?"),
+                self.ctor.name()
+            ),
+        )
+    }
+
+    pub(super) fn json(&self, i: usize) -> Result<&'a Json> {
+        match self.val(i) {
+            Some(Val::Json(j)) => Ok(j),
+            other => Err(self.wrong(i, "a JSON value", other)),
+        }
+    }
+
+    pub(super) fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match self.val(i) {
+            None => Ok(None),
+            Some(Val::Json(j)) if j.is_i64() => Ok(j.as_i64()),
+            other => Err(self.wrong(i, "an integer", other)),
+        }
+    }
+
+    pub(super) fn opt_boolish(&self, i: usize) -> Result<Option<bool>> {
+        match self.val(i) {
+            None => Ok(None),
+            Some(Val::Json(Json::Bool(b))) => Ok(Some(*b)),
+            Some(Val::Json(j)) if j.as_i64() == Some(0) => Ok(Some(false)),
+            Some(Val::Json(j)) if j.as_i64() == Some(1) => Ok(Some(true)),
+            other => Err(self.wrong(i, "a boolean", other)),
+        }
+    }
+
+    pub(super) fn array(&self, i: usize) -> Result<Node> {
+        match self.val(i) {
+            Some(Val::Array(n)) => Ok(n.clone()),
+            other => Err(self.wrong(i, "an array", other)),
+        }
+    }
+
+    pub(super) fn array_list(&self, i: usize) -> Result<Vec<Node>> {
+        match self.val(i) {
+            Some(Val::List(l)) | Some(Val::Tuple(l)) => l
+                .iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Val::Array(n) => Ok(n.clone()),
+                    other => Err(schema_err_s(
+                        self.arg_loc(i),
+                        format!("item {k} must be an array, found {}", other.kind()),
+                    )),
+                })
+                .collect(),
+            other => Err(self.wrong(i, "a list of arrays", other)),
+        }
+    }
+
+    /// A 1-D integer (or bool) numpy array as `i64`s.
+    pub(super) fn index(&self, i: usize) -> Result<Vec<i64>> {
+        self.index_cow(i).map(|c| c.into_owned())
+    }
+
+    /// Like [`index`](Self::index), borrowing when the leaf is already `int64`.
+    pub(super) fn index_cow(&self, i: usize) -> Result<Cow<'_, [i64]>> {
+        match self.val(i) {
+            Some(Val::Array(n)) => match n.as_ref() {
+                Layout::Numpy(a) => a.as_i64s().ok_or_else(|| {
+                    schema_err_s(
+                        self.arg_loc(i),
+                        format!(
+                            "argument {:?} of {} must be a 1-D integer array that fits int64, found dtype {}",
+                            self.params.get(i).copied().unwrap_or("?"),
+                            self.ctor.name(),
+                            a.dtype().to_json()
+                        ),
+                    )
+                }),
+                other => Err(schema_err_s(self.arg_loc(i), format!("must be a numpy array, found {}", other.class_name()))),
+            },
+            other => Err(self.wrong(i, "an integer array", other)),
+        }
+    }
+
+    /// A 1-D one-byte numpy array (uint8, int8 or bool) as bytes.
+    pub(super) fn bytes_array(&self, i: usize) -> Result<Vec<u8>> {
+        match self.val(i) {
+            Some(Val::Array(n)) => match n.as_ref() {
+                Layout::Numpy(a) if a.dtype().inner_shape.is_empty() => match a.data() {
+                    Buffer::U8(v) => Ok(v.clone()),
+                    Buffer::I8(v) => Ok(v.iter().map(|&x| x as u8).collect()),
+                    Buffer::Bool(v) => Ok(v.iter().map(|&x| x as u8).collect()),
+                    _ => Err(self.wrong(i, "a 1-byte (uint8) array", self.val(i))),
+                },
+                _ => Err(self.wrong(i, "a 1-D uint8 array", self.val(i))),
+            },
+            other => Err(self.wrong(i, "a uint8 array", other)),
+        }
+    }
+}

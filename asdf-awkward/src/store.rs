@@ -1,0 +1,313 @@
+//! Blob stores: the named-binary-blob containers the protocol is layered on.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Read access to named blobs (a ZIP archive, a directory, memory, or ASDF blocks).
+///
+/// Implementations must check a blob's size against `max_bytes` *before* reading or
+/// allocating it, and report an oversized blob as [`Error::Limit`].
+pub trait BlobStore {
+    /// The bytes of blob `name`, or `None` if there is no such blob.
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>>;
+
+    /// Every blob name in the store.
+    fn names(&self) -> Result<Vec<String>>;
+
+    /// The size in bytes of blob `name`, or `None` if there is no such blob. Must not read the
+    /// blob's data.
+    fn size(&self, name: &str) -> Result<Option<u64>>;
+
+    /// Fills `out` with the first `out.len()` bytes of blob `name` (the caller has checked the
+    /// size with [`size`](Self::size)). This lets the reader fill typed arrays in place, without
+    /// an intermediate copy; the default goes through [`get`](Self::get).
+    fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
+        let bytes = self
+            .get(name, u64::MAX)?
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
+        let src = bytes.get(..out.len()).ok_or_else(|| Error::Blob {
+            name: name.into(),
+            message: format!(
+                "{} bytes requested, the blob has {}",
+                out.len(),
+                bytes.len()
+            ),
+        })?;
+        out.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// Write access to named blobs. The writer calls [`put`](Self::put) once per blob, schema last.
+pub trait BlobSink {
+    /// Stores `bytes` under `name`.
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()>;
+}
+
+/// Blobs in memory (a `BTreeMap`); also what tests and the ASDF bridge can use.
+///
+/// ```
+/// use asdf_awkward::{MemoryStore, BlobStore, BlobSink};
+/// let mut m = MemoryStore::default();
+/// m.put("x.raw", &[1, 2, 3]).unwrap();
+/// assert_eq!(m.get("x.raw", 10).unwrap().unwrap().as_ref(), &[1, 2, 3]);
+/// assert!(m.get("x.raw", 2).is_err());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryStore {
+    /// The blobs by name.
+    pub blobs: BTreeMap<String, Vec<u8>>,
+}
+
+impl BlobStore for MemoryStore {
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
+        match self.blobs.get(name) {
+            None => Ok(None),
+            Some(b) => {
+                check_size(name, b.len() as u64, max_bytes)?;
+                Ok(Some(Cow::Borrowed(b)))
+            }
+        }
+    }
+
+    fn names(&self) -> Result<Vec<String>> {
+        Ok(self.blobs.keys().cloned().collect())
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self.blobs.get(name).map(|b| b.len() as u64))
+    }
+}
+
+impl BlobSink for MemoryStore {
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.blobs.insert(name.to_string(), bytes.to_vec());
+        Ok(())
+    }
+}
+
+pub(crate) fn check_size(name: &str, size: u64, max: u64) -> Result<()> {
+    if size > max {
+        return Err(Error::Limit {
+            location: format!("blob {name:?}"),
+            what: "blob size in bytes",
+            value: size,
+            limit: max,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a blob name for use as a relative path: no absolute paths, no `..` or `.` components,
+/// no empty components, no backslashes, NULs or control characters.
+pub fn check_blob_name(name: &str) -> Result<()> {
+    let bad = |reason: &str| {
+        Err(Error::BadName {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if name.is_empty() {
+        return bad("empty name");
+    }
+    if name.starts_with('/') {
+        return bad("absolute path");
+    }
+    if name.bytes().any(|b| b == b'\\' || b == 0 || b < 0x20) {
+        return bad("backslash, NUL or control character");
+    }
+    for comp in name.split('/') {
+        if comp.is_empty() || comp == "." || comp == ".." {
+            return bad("empty, '.' or '..' path component");
+        }
+    }
+    if name.len() > 4096 {
+        return bad("longer than 4096 bytes");
+    }
+    Ok(())
+}
+
+/// Blobs as files in a directory: blob `evt-1.raw` is the file `<dir>/evt-1.raw`. Names are
+/// sanitized (no traversal outside the directory); writes go to a temporary file in the same
+/// folder, are synced, then renamed over the target.
+///
+/// ```
+/// use asdf_awkward::{DirStore, BlobStore, BlobSink};
+/// let dir = std::env::temp_dir().join(format!("awk-doc-{}", std::process::id()));
+/// let mut d = DirStore::create(&dir).unwrap();
+/// d.put("a.raw", &[7]).unwrap();
+/// assert_eq!(d.get("a.raw", 1).unwrap().unwrap().as_ref(), &[7]);
+/// assert!(d.get("../etc/passwd", 100).is_err());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct DirStore {
+    root: PathBuf,
+}
+
+impl DirStore {
+    /// Opens an existing directory.
+    pub fn open(root: impl AsRef<Path>) -> Result<DirStore> {
+        let root = root.as_ref().to_path_buf();
+        if !root.is_dir() {
+            return Err(Error::io(
+                root.display(),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+            ));
+        }
+        Ok(DirStore { root })
+    }
+
+    /// Opens a directory, creating it (and parents) if needed.
+    pub fn create(root: impl AsRef<Path>) -> Result<DirStore> {
+        let root = root.as_ref().to_path_buf();
+        fs::create_dir_all(&root).map_err(|e| Error::io(root.display(), e))?;
+        Ok(DirStore { root })
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path_of(&self, name: &str) -> Result<PathBuf> {
+        check_blob_name(name)?;
+        Ok(self.root.join(name))
+    }
+}
+
+impl BlobStore for DirStore {
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
+        let path = self.path_of(name)?;
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path.display(), e)),
+        };
+        if !meta.is_file() {
+            return Err(Error::BadName {
+                name: name.into(),
+                reason: "not a regular file (symlinks are not followed)".into(),
+            });
+        }
+        check_size(name, meta.len(), max_bytes)?;
+        let bytes = read_bounded(&path, max_bytes)?;
+        Ok(Some(Cow::Owned(bytes)))
+    }
+
+    fn names(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut stack = vec![(self.root.clone(), String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            let rd = fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), e))?;
+            for entry in rd {
+                let entry = entry.map_err(|e| Error::io(dir.display(), e))?;
+                let Ok(fname) = entry.file_name().into_string() else {
+                    continue;
+                };
+                if fname.starts_with(".tmp-awkward-") {
+                    continue;
+                }
+                let ft = entry.file_type().map_err(|e| Error::io(dir.display(), e))?;
+                let full = format!("{prefix}{fname}");
+                if ft.is_dir() && out.len() < 10_000_000 {
+                    stack.push((entry.path(), format!("{full}/")));
+                } else if ft.is_file() {
+                    out.push(full);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        let path = self.path_of(name)?;
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(_) => Err(Error::BadName {
+                name: name.into(),
+                reason: "not a regular file (symlinks are not followed)".into(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path.display(), e)),
+        }
+    }
+
+    fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
+        use std::io::Read;
+        let path = self.path_of(name)?;
+        let mut f = fs::File::open(&path).map_err(|e| Error::io(path.display(), e))?;
+        f.read_exact(out).map_err(|e| Error::io(path.display(), e))
+    }
+}
+
+impl BlobSink for DirStore {
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.path_of(name)?;
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
+        }
+        write_atomic(&path, |f| f.write_all(bytes))
+    }
+}
+
+fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let f = fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
+    let mut out = Vec::new();
+    f.take(max.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::io(path.display(), e))?;
+    check_size(&path.display().to_string(), out.len() as u64, max)?;
+    Ok(out)
+}
+
+/// Writes `path` through a temporary file in the same directory: write, fsync, rename.
+pub(crate) fn write_atomic(
+    path: &Path,
+    body: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let fname = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".tmp-awkward-{}-{}-{fname}",
+        std::process::id(),
+        unique()
+    ));
+    let result = (|| {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        body(&mut f)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(path.display(), e)
+    })
+}
+
+pub(crate) fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}

@@ -1,0 +1,542 @@
+//! Element values: random access and iteration without JSON, and conversion to/from JSON.
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::dtype::Primitive;
+use crate::error::{Error, Result};
+use crate::layout::{
+    BitMaskedArray, JaggedArray, Layout, ListIndex, Node, SparseDefault, StringArray, Table,
+    UnionArray,
+};
+use crate::numpy::{Buffer, NumpyArray};
+
+/// One element of an awkward array, as awkward0's `tolist()` would give it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Missing (`None`).
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A signed integer (also datetime/timedelta counts).
+    Int(i64),
+    /// An unsigned integer that may not fit `i64`.
+    UInt(u64),
+    /// A float.
+    Float(f64),
+    /// A complex number.
+    Complex(f64, f64),
+    /// Text.
+    Str(String),
+    /// Raw bytes (a `StringArray` with encoding `None`).
+    Bytes(Vec<u8>),
+    /// A list (jagged element, or inner numpy dimensions).
+    List(Vec<Value>),
+    /// A record (table row), fields in column order.
+    Record(Vec<(String, Value)>),
+}
+
+pub(crate) fn is_utf8_name(e: &str) -> bool {
+    matches!(
+        e.to_ascii_lowercase().as_str(),
+        "utf-8" | "utf8" | "utf_8" | "u8"
+    )
+}
+
+impl Value {
+    /// JSON for this value: lists and records as JSON arrays and objects; bytes as an array of
+    /// integers; complex as `[re, im]`; non-finite floats as `null` (JSON has none).
+    pub fn to_json(&self) -> Json {
+        match self {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => Json::from(*i),
+            Value::UInt(u) => Json::from(*u),
+            Value::Float(f) => float_json(*f),
+            Value::Complex(r, i) => Json::Array(vec![float_json(*r), float_json(*i)]),
+            Value::Str(s) => Json::String(s.clone()),
+            Value::Bytes(b) => Json::Array(b.iter().map(|&x| Json::from(x)).collect()),
+            Value::List(v) => Json::Array(v.iter().map(Value::to_json).collect()),
+            Value::Record(f) => {
+                Json::Object(f.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
+        }
+    }
+}
+
+fn float_json(f: f64) -> Json {
+    serde_json::Number::from_f64(f).map_or(Json::Null, Json::Number)
+}
+
+fn oob(class: &'static str, i: usize, len: usize) -> Error {
+    Error::invalid(
+        class,
+        "array",
+        format!("element {i} requested but the length is {len}"),
+    )
+}
+
+fn scalar(buf: &Buffer, prim: &Primitive, k: usize) -> Option<Value> {
+    let _ = prim;
+    Some(match buf {
+        Buffer::Bool(v) => Value::Bool(*v.get(k)?),
+        Buffer::I8(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::U8(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::I16(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::U16(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::I32(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::U32(v) => Value::Int(*v.get(k)? as i64),
+        Buffer::I64(v) => Value::Int(*v.get(k)?),
+        Buffer::U64(v) => {
+            let x = *v.get(k)?;
+            i64::try_from(x).map_or(Value::UInt(x), Value::Int)
+        }
+        Buffer::F16(v) => Value::Float(v.get(k)?.to_f64()),
+        Buffer::F32(v) => Value::Float(*v.get(k)? as f64),
+        Buffer::F64(v) => Value::Float(*v.get(k)?),
+        Buffer::C64(v) => {
+            let [r, i] = *v.get(k)?;
+            Value::Complex(r as f64, i as f64)
+        }
+        Buffer::C128(v) => {
+            let [r, i] = *v.get(k)?;
+            Value::Complex(r, i)
+        }
+    })
+}
+
+fn numpy_element(a: &NumpyArray, i: usize) -> Option<Value> {
+    let shape = &a.dtype().inner_shape;
+    let inner = a.inner_size();
+    let start = i.checked_mul(inner)?;
+    fn build(a: &NumpyArray, shape: &[usize], start: &mut usize) -> Option<Value> {
+        match shape.split_first() {
+            None => {
+                let v = scalar(a.data(), &a.dtype().primitive, *start)?;
+                *start += 1;
+                Some(v)
+            }
+            Some((&n, rest)) => {
+                let mut out = Vec::with_capacity(n.min(1 << 16));
+                for _ in 0..n {
+                    out.push(build(a, rest, start)?);
+                }
+                Some(Value::List(out))
+            }
+        }
+    }
+    let mut pos = start;
+    build(a, shape, &mut pos)
+}
+
+fn decode_string(s: &StringArray, bytes: &[u8]) -> Result<Value> {
+    match s.encoding.as_deref() {
+        None => Ok(Value::Bytes(bytes.to_vec())),
+        Some(_) => match std::str::from_utf8(bytes) {
+            Ok(t) => Ok(Value::Str(t.to_string())),
+            Err(e) => Err(Error::invalid(
+                "StringArray",
+                "array",
+                format!("string is not valid UTF-8 ({e})"),
+            )),
+        },
+    }
+}
+
+fn list_range(
+    index: &ListIndex,
+    class: &'static str,
+    i: usize,
+    clen: usize,
+) -> Result<(usize, usize)> {
+    let (a, b) = index.range(i).ok_or_else(|| oob(class, i, index.len()))?;
+    if a == b {
+        return Ok((0, 0));
+    }
+    match (usize::try_from(a), usize::try_from(b)) {
+        (Ok(a), Ok(b)) if a <= b && b <= clen => Ok((a, b)),
+        _ => Err(Error::invalid(
+            class,
+            "array",
+            format!("list {i} spans {a}..{b}, outside the content of length {clen}"),
+        )),
+    }
+}
+
+fn sparse_zero(content: &Layout) -> Value {
+    match content {
+        Layout::Numpy(a) => {
+            let zero = match a.dtype().primitive.kind() {
+                crate::dtype::Kind::Bool => Value::Bool(false),
+                crate::dtype::Kind::Int | crate::dtype::Kind::UInt => Value::Int(0),
+                crate::dtype::Kind::Float => Value::Float(0.0),
+                crate::dtype::Kind::Complex => Value::Complex(0.0, 0.0),
+            };
+            a.dtype()
+                .inner_shape
+                .iter()
+                .rev()
+                .fold(zero, |acc, &n| Value::List(vec![acc; n.min(1 << 20)]))
+        }
+        Layout::Jagged(_) => Value::List(vec![]),
+        Layout::String(s) if s.encoding.is_none() => Value::Bytes(vec![]),
+        Layout::String(_) => Value::Str(String::new()),
+        _ => Value::Null,
+    }
+}
+
+impl Layout {
+    /// Element `i` (errors, never panics, on out-of-range positions or inconsistent structure).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use asdf_awkward::{Layout, JaggedArray, ListIndex, NumpyArray, Buffer, Value};
+    /// let content = Arc::new(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(vec![1.1, 2.2, 3.3]))));
+    /// let jagged = Layout::Jagged(JaggedArray { index: ListIndex::Offsets(vec![0, 2, 2, 3]), content });
+    /// assert_eq!(jagged.get(0).unwrap(), Value::List(vec![Value::Float(1.1), Value::Float(2.2)]));
+    /// assert_eq!(jagged.to_json().unwrap(), serde_json::json!([[1.1, 2.2], [], [3.3]]));
+    /// ```
+    pub fn get(&self, i: usize) -> Result<Value> {
+        self.get_depth(i, 0)
+    }
+
+    fn get_depth(&self, i: usize, depth: usize) -> Result<Value> {
+        if depth > crate::layout::MAX_NESTING {
+            return Err(Error::invalid(
+                self.class_name(),
+                "array",
+                "nesting too deep",
+            ));
+        }
+        let d = depth + 1;
+        let len = self.len();
+        if i >= len {
+            return Err(oob(self.class_name(), i, len));
+        }
+        match self {
+            Layout::Numpy(a) => numpy_element(a, i).ok_or_else(|| oob("numpy.ndarray", i, len)),
+            Layout::Jagged(JaggedArray { index, content }) => {
+                let (a, b) = list_range(index, "JaggedArray", i, content.len())?;
+                (a..b)
+                    .map(|k| content.get_depth(k, d))
+                    .collect::<Result<_>>()
+                    .map(Value::List)
+            }
+            Layout::String(s) => {
+                let (a, b) = list_range(&s.index, "StringArray", i, s.content.len())?;
+                decode_string(s, &s.content[a..b])
+            }
+            Layout::Table(t) => table_row(t, i, d),
+            Layout::Chunked(c) => {
+                let mut k = i;
+                for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
+                    if k < n {
+                        return ch.get_depth(k, d);
+                    }
+                    k -= n;
+                }
+                Err(oob("ChunkedArray", i, len))
+            }
+            Layout::Appendable(a) => {
+                let mut k = i;
+                for ch in &a.chunks {
+                    if k < ch.len() {
+                        return numpy_element(ch, k).ok_or_else(|| oob("AppendableArray", i, len));
+                    }
+                    k -= ch.len();
+                }
+                Err(oob("AppendableArray", i, len))
+            }
+            Layout::Indexed(a) => {
+                let ix = usize::try_from(a.index[i]).map_err(|_| {
+                    Error::invalid("IndexedArray", "array", format!("negative index[{i}]"))
+                })?;
+                a.content.get_depth(ix, d)
+            }
+            Layout::Sparse(s) => match s.index.binary_search(&(i as i64)) {
+                Ok(j) => s.content.get_depth(j, d),
+                Err(_) => Ok(match s.default {
+                    SparseDefault::Zero => sparse_zero(&s.content),
+                    SparseDefault::Bool(b) => Value::Bool(b),
+                    SparseDefault::Int(v) => Value::Int(v),
+                    SparseDefault::Float(v) => Value::Float(v),
+                }),
+            },
+            Layout::Union(UnionArray {
+                tags,
+                index,
+                contents,
+            }) => {
+                let t = tags[i] as usize;
+                let c = contents.get(t).ok_or_else(|| {
+                    Error::invalid(
+                        "UnionArray",
+                        "array",
+                        format!("tags[{i}] = {t} has no content"),
+                    )
+                })?;
+                let ix = index
+                    .get(i)
+                    .and_then(|&x| usize::try_from(x).ok())
+                    .ok_or_else(|| {
+                        Error::invalid("UnionArray", "array", format!("bad index[{i}]"))
+                    })?;
+                c.get_depth(ix, d)
+            }
+            Layout::Masked(m) => {
+                if m.mask[i] == m.masked_when {
+                    Ok(Value::Null)
+                } else {
+                    m.content.get_depth(i, d)
+                }
+            }
+            Layout::BitMasked(m @ BitMaskedArray { .. }) => {
+                let bit = m.bit(i).ok_or_else(|| {
+                    Error::invalid(
+                        "BitMaskedArray",
+                        "array",
+                        format!("no mask bit for element {i}"),
+                    )
+                })?;
+                if bit == m.masked_when {
+                    Ok(Value::Null)
+                } else {
+                    m.content.get_depth(i, d)
+                }
+            }
+            Layout::IndexedMasked(m) => {
+                let ix = m.index[i];
+                if ix == m.masked_when {
+                    Ok(Value::Null)
+                } else {
+                    let ix = usize::try_from(ix).map_err(|_| {
+                        Error::invalid(
+                            "IndexedMaskedArray",
+                            "array",
+                            format!("negative index[{i}] = {ix}"),
+                        )
+                    })?;
+                    m.content.get_depth(ix, d)
+                }
+            }
+        }
+    }
+
+    /// Iterates over the elements without building JSON.
+    ///
+    /// ```
+    /// use asdf_awkward::{Layout, StringArray, Value};
+    /// let s = Layout::String(StringArray::from_strs(&["a", "bc"]));
+    /// let v: Vec<Value> = s.iter().collect::<Result<_, _>>().unwrap();
+    /// assert_eq!(v, vec![Value::Str("a".into()), Value::Str("bc".into())]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Result<Value>> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// All elements as values.
+    pub fn to_values(&self) -> Result<Vec<Value>> {
+        self.iter().collect()
+    }
+
+    /// The whole array as a JSON array (see [`Value::to_json`] for the mapping).
+    pub fn to_json(&self) -> Result<Json> {
+        let mut out = Vec::with_capacity(self.len().min(1 << 24));
+        for v in self.iter() {
+            out.push(v?.to_json());
+        }
+        Ok(Json::Array(out))
+    }
+
+    /// Builds an array from a JSON array, inferring types the way awkward0's `fromiter` does:
+    /// integers → `int64`, numbers with a fraction → `float64`, booleans → `bool`, strings →
+    /// `StringArray`, lists → `JaggedArray`, objects → `Table`, `null`s →
+    /// `IndexedMaskedArray`, and several kinds → `UnionArray`.
+    ///
+    /// ```
+    /// use asdf_awkward::Layout;
+    /// let j = serde_json::json!([{"x": 1, "y": [1.5]}, null, {"x": 2, "y": []}]);
+    /// let layout = Layout::from_json(&j).unwrap();
+    /// assert_eq!(layout.class_name(), "IndexedMaskedArray");
+    /// assert_eq!(layout.to_json().unwrap(), j);
+    /// ```
+    pub fn from_json(json: &Json) -> Result<Layout> {
+        let items = json.as_array().ok_or_else(|| Error::Convert {
+            location: "$".into(),
+            message: "the top level must be a JSON array".into(),
+        })?;
+        let refs: Vec<&Json> = items.iter().collect();
+        from_items(&refs, "$", 0)
+    }
+}
+
+fn table_row(t: &Table, i: usize, d: usize) -> Result<Value> {
+    let row = t.base_row(i).ok_or_else(|| {
+        Error::invalid(
+            "Table",
+            "array",
+            format!("view row {i} is outside the base"),
+        )
+    })?;
+    let mut out = Vec::with_capacity(t.fields.len());
+    for (name, col) in &t.fields {
+        out.push((name.clone(), col.get_depth(row, d)?));
+    }
+    Ok(Value::Record(out))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum JKind {
+    Bool,
+    Number,
+    Str,
+    List,
+    Record(Vec<String>),
+}
+
+fn kind_of(v: &Json) -> Option<JKind> {
+    match v {
+        Json::Null => None,
+        Json::Bool(_) => Some(JKind::Bool),
+        Json::Number(_) => Some(JKind::Number),
+        Json::String(_) => Some(JKind::Str),
+        Json::Array(_) => Some(JKind::List),
+        Json::Object(m) => {
+            let mut keys: Vec<String> = m.keys().cloned().collect();
+            keys.sort();
+            Some(JKind::Record(keys))
+        }
+    }
+}
+
+fn from_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
+    if depth > 200 {
+        return Err(Error::Convert {
+            location: loc.into(),
+            message: "JSON nested more than 200 levels".into(),
+        });
+    }
+    let has_null = items.iter().any(|v| v.is_null());
+    if has_null {
+        let present: Vec<&Json> = items.iter().copied().filter(|v| !v.is_null()).collect();
+        let mut next = 0i64;
+        let index = items
+            .iter()
+            .map(|v| {
+                if v.is_null() {
+                    -1
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+            .collect();
+        let content = from_items(&present, loc, depth + 1)?;
+        return Ok(Layout::IndexedMasked(crate::layout::IndexedMaskedArray {
+            index,
+            content: Arc::new(content),
+            masked_when: -1,
+        }));
+    }
+    let mut kinds: Vec<JKind> = Vec::new();
+    let mut tags = Vec::with_capacity(items.len());
+    for v in items {
+        let k = kind_of(v).unwrap_or(JKind::Bool);
+        let t = match kinds.iter().position(|x| *x == k) {
+            Some(t) => t,
+            None => {
+                kinds.push(k);
+                kinds.len() - 1
+            }
+        };
+        tags.push(t);
+    }
+    if kinds.len() > 1 {
+        if kinds.len() > 256 {
+            return Err(Error::Convert {
+                location: loc.into(),
+                message: "more than 256 kinds of value in one array".into(),
+            });
+        }
+        let mut contents = Vec::with_capacity(kinds.len());
+        for t in 0..kinds.len() {
+            let sub: Vec<&Json> = items
+                .iter()
+                .zip(&tags)
+                .filter(|(_, &tt)| tt == t)
+                .map(|(v, _)| *v)
+                .collect();
+            contents.push(Arc::new(from_items(&sub, loc, depth + 1)?));
+        }
+        return Ok(Layout::Union(UnionArray::from_tags(
+            tags.iter().map(|&t| t as u8).collect(),
+            contents,
+        )));
+    }
+    match kinds.first() {
+        None => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(vec![])))),
+        Some(JKind::Bool) => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::Bool(
+            items.iter().map(|v| v.as_bool().unwrap_or(false)).collect(),
+        )))),
+        Some(JKind::Number) => {
+            if items.iter().all(|v| v.is_i64()) {
+                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::I64(
+                    items.iter().map(|v| v.as_i64().unwrap_or(0)).collect(),
+                ))))
+            } else if items.iter().all(|v| v.is_u64() || v.is_i64()) {
+                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::U64(
+                    items.iter().map(|v| v.as_u64().unwrap_or(0)).collect(),
+                ))))
+            } else {
+                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(
+                    items
+                        .iter()
+                        .map(|v| v.as_f64().unwrap_or(f64::NAN))
+                        .collect(),
+                ))))
+            }
+        }
+        Some(JKind::Str) => {
+            let strs: Vec<&str> = items.iter().map(|v| v.as_str().unwrap_or("")).collect();
+            Ok(Layout::String(StringArray::from_strs(&strs)))
+        }
+        Some(JKind::List) => {
+            let mut offsets = Vec::with_capacity(items.len() + 1);
+            offsets.push(0i64);
+            let mut flat: Vec<&Json> = Vec::new();
+            for v in items {
+                if let Some(a) = v.as_array() {
+                    flat.extend(a.iter());
+                }
+                offsets.push(flat.len() as i64);
+            }
+            let content = from_items(&flat, &format!("{loc}[*]"), depth + 1)?;
+            Ok(Layout::Jagged(JaggedArray {
+                index: ListIndex::Offsets(offsets),
+                content: Arc::new(content),
+            }))
+        }
+        Some(JKind::Record(sorted)) => {
+            // Column order: the first record's key order.
+            let keys: Vec<String> = match items.first().and_then(|v| v.as_object()) {
+                Some(m) => m.keys().cloned().collect(),
+                None => sorted.clone(),
+            };
+            let mut fields: Vec<(String, Node)> = Vec::with_capacity(keys.len());
+            for k in &keys {
+                let col: Vec<&Json> = items
+                    .iter()
+                    .map(|v| v.get(k).unwrap_or(&Json::Null))
+                    .collect();
+                let sub = from_items(&col, &format!("{loc}.{k}"), depth + 1)?;
+                fields.push((k.clone(), Arc::new(sub)));
+            }
+            Ok(Layout::Table(Table {
+                fields,
+                rowstart: 0,
+                view: None,
+            }))
+        }
+    }
+}

@@ -1,0 +1,771 @@
+//! The writer: schemas in awkward0 0.15.5's exact shape, blobs through a [`BlobSink`].
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::dtype::{DType, Kind, Primitive};
+use crate::error::{Error, Result};
+use crate::layout::{Layout, ListIndex, Node, SparseDefault, TableView};
+use crate::numpy::{Buffer, NumpyArray};
+use crate::store::BlobSink;
+use crate::whitelist::fnmatch;
+
+/// Which generation of the format to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// awkward0 0.15.x: top-level `"awkward0"` key and `["awkward0", ...]` specs (readable by
+    /// awkward0 ≥ 0.15.3).
+    #[default]
+    Awkward0,
+    /// awkward 0.8–0.14: `"awkward"` key and `["awkward", ...]` specs (readable by awkward
+    /// 0.10–0.14 and by awkward0 ≥ 0.15.3).
+    Legacy,
+}
+
+/// A compression codec awkward0 can decompress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// `zlib.compress` / `["zlib", "decompress"]` (the only one awkward0 applies by default).
+    Zlib,
+    /// `lzma.compress` (xz container) / `["lzma", "decompress"]`.
+    Lzma,
+    /// python-lz4 `lz4.block.compress` (4-byte size prefix) / `["lz4.block", "decompress"]`.
+    Lz4Block,
+}
+
+impl Codec {
+    fn spec(self) -> Json {
+        match self {
+            Codec::Zlib => json!(["zlib", "decompress"]),
+            Codec::Lzma => json!(["lzma", "decompress"]),
+            Codec::Lz4Block => json!(["lz4.block", "decompress"]),
+        }
+    }
+
+    fn compress(self, data: &[u8]) -> Result<Vec<u8>> {
+        let io = |e: std::io::Error| Error::io("compression", e);
+        match self {
+            Codec::Zlib => {
+                let mut enc = flate2::write::ZlibEncoder::new(
+                    Vec::with_capacity(data.len() / 4),
+                    flate2::Compression::new(6),
+                );
+                enc.write_all(data).map_err(io)?;
+                enc.finish().map_err(io)
+            }
+            Codec::Lzma => {
+                let mut enc = liblzma::write::XzEncoder::new(Vec::new(), 6);
+                enc.write_all(data).map_err(io)?;
+                enc.finish().map_err(io)
+            }
+            Codec::Lz4Block => {
+                let n = u32::try_from(data.len()).map_err(|_| Error::Unsupported {
+                    location: "compression".into(),
+                    what: "lz4.block blobs are limited to 4 GiB by their size prefix".into(),
+                })?;
+                let mut out = n.to_le_bytes().to_vec();
+                out.extend_from_slice(&lz4_flex::block::compress(data));
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// One rule of a compression policy (awkward0's `{"minsize", "types", "contexts", "pair"}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressionRule {
+    /// Minimum blob size in bytes.
+    pub min_size: usize,
+    /// Element kinds the rule applies to.
+    pub kinds: Vec<Kind>,
+    /// fnmatch patterns for the context (`"JaggedArray.counts"`, `"*"`, ...).
+    pub contexts: Vec<String>,
+    /// The codec.
+    pub codec: Codec,
+}
+
+/// Which numpy blobs are compressed: the first matching rule wins.
+///
+/// ```
+/// use asdf_awkward::CompressionPolicy;
+/// let p = CompressionPolicy::default();
+/// assert_eq!(p.rules[0].min_size, 8192);
+/// assert!(CompressionPolicy::none().rules.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressionPolicy {
+    /// Rules, tried in order.
+    pub rules: Vec<CompressionRule>,
+}
+
+impl Default for CompressionPolicy {
+    /// awkward0's default: zlib for bool and integer blobs of at least 8192 bytes.
+    fn default() -> Self {
+        CompressionPolicy {
+            rules: vec![CompressionRule {
+                min_size: 8192,
+                kinds: vec![Kind::Bool, Kind::Int, Kind::UInt],
+                contexts: vec!["*".into()],
+                codec: Codec::Zlib,
+            }],
+        }
+    }
+}
+
+impl CompressionPolicy {
+    /// No compression (awkward0's `compression=False`).
+    pub fn none() -> Self {
+        CompressionPolicy { rules: vec![] }
+    }
+
+    /// Compress every blob with `codec` (awkward0's `compression=True` for zlib).
+    pub fn all(codec: Codec) -> Self {
+        CompressionPolicy {
+            rules: vec![CompressionRule {
+                min_size: 0,
+                kinds: vec![
+                    Kind::Bool,
+                    Kind::Int,
+                    Kind::UInt,
+                    Kind::Float,
+                    Kind::Complex,
+                ],
+                contexts: vec!["*".into()],
+                codec,
+            }],
+        }
+    }
+
+    fn choose(&self, nbytes: usize, kind: Kind, context: &str) -> Option<Codec> {
+        self.rules
+            .iter()
+            .find(|r| {
+                nbytes >= r.min_size
+                    && r.kinds.contains(&kind)
+                    && r.contexts
+                        .iter()
+                        .any(|p| fnmatch(p.as_bytes(), context.as_bytes()))
+            })
+            .map(|r| r.codec)
+    }
+}
+
+/// Options for writing.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    /// Format generation.
+    pub dialect: Dialect,
+    /// Value of the `"awkward0"`/`"awkward"` signature field (informational).
+    pub version: String,
+    /// Separator between the array name and blob ids (`"-"`).
+    pub delimiter: String,
+    /// Suffix of blob names (`".raw"` in `.awkd` files).
+    pub suffix: String,
+    /// Suffix of the schema blob (`".json"`).
+    pub schema_suffix: String,
+    /// Compression policy.
+    pub compression: CompressionPolicy,
+    /// Reproduce CPython's object-identity sharing of small integers (−5…256), `None`, booleans
+    /// and strings (`{"ref": k}` to an earlier `{"json": 3, "id": k}`), so schemas are
+    /// byte-identical to awkward0's. Readers accept either form.
+    pub emulate_identity: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            dialect: Dialect::Awkward0,
+            version: "0.15.5".into(),
+            delimiter: "-".into(),
+            suffix: ".raw".into(),
+            schema_suffix: ".json".into(),
+            compression: CompressionPolicy::default(),
+            emulate_identity: true,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// The legacy (`"awkward": "0.14.0"`) dialect with otherwise default options.
+    pub fn legacy() -> Self {
+        WriteOptions {
+            dialect: Dialect::Legacy,
+            version: "0.14.0".into(),
+            ..WriteOptions::default()
+        }
+    }
+}
+
+/// Writes `layout` as array `name`: blobs `name + delimiter + id + suffix` (just `id + suffix`
+/// for the anonymous name `""`), then the schema blob `name + schema_suffix`. Returns the schema.
+///
+/// ```
+/// use asdf_awkward::{write_array, Layout, MemoryStore, WriteOptions};
+/// let a = Layout::from_json(&serde_json::json!([[1.5], []])).unwrap();
+/// let mut store = MemoryStore::default();
+/// write_array(&a, &mut store, "", &WriteOptions::default()).unwrap();
+/// let names: Vec<_> = store.blobs.keys().cloned().collect();
+/// assert_eq!(names, vec![".json", "1.raw", "3.raw"]);
+/// ```
+pub fn write_array(
+    layout: &Layout,
+    sink: &mut dyn BlobSink,
+    name: &str,
+    opts: &WriteOptions,
+) -> Result<Json> {
+    let doc = serialize(layout, sink, name, opts)?;
+    let text = to_python_json(&doc);
+    sink.put(&format!("{name}{}", opts.schema_suffix), text.as_bytes())?;
+    Ok(doc)
+}
+
+/// Like [`write_array`] but does not store the schema: only the data blobs go to `sink`, and
+/// the schema document is returned (for containers that keep it elsewhere, e.g. in an ASDF
+/// tree). Read it back with [`read_schema`](crate::read_schema).
+///
+/// ```
+/// use asdf_awkward::{serialize, read_schema, Layout, MemoryStore, ReadOptions, WriteOptions};
+/// let a = Layout::from_json(&serde_json::json!(["x", "yz"])).unwrap();
+/// let mut blobs = MemoryStore::default();
+/// let schema = serialize(&a, &mut blobs, "s", &WriteOptions::default()).unwrap();
+/// assert_eq!(schema["prefix"], "s-");
+/// assert!(!blobs.blobs.contains_key("s.json"));
+/// let back = read_schema(&schema, &blobs, &ReadOptions::default()).unwrap();
+/// assert_eq!(back.to_json().unwrap(), serde_json::json!(["x", "yz"]));
+/// ```
+pub fn serialize(
+    layout: &Layout,
+    sink: &mut dyn BlobSink,
+    name: &str,
+    opts: &WriteOptions,
+) -> Result<Json> {
+    layout.validate()?;
+    let prefix = if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}{}", opts.delimiter)
+    };
+    let mut s = Serializer {
+        sink,
+        opts,
+        prefix: &prefix,
+        next_id: 0,
+        seen: HashMap::new(),
+        scalars: HashMap::new(),
+    };
+    let root = s.node(layout, "", 0)?;
+    let mut top = Map::new();
+    let sig = match opts.dialect {
+        Dialect::Awkward0 => "awkward0",
+        Dialect::Legacy => "awkward",
+    };
+    top.insert(sig.into(), Json::String(opts.version.clone()));
+    top.insert("schema".into(), root);
+    if !prefix.is_empty() {
+        top.insert("prefix".into(), Json::String(prefix.clone()));
+    }
+    Ok(Json::Object(top))
+}
+
+/// Formats JSON as Python's `json.dumps` does by default: `", "` and `": "` separators and
+/// `\uXXXX` escapes for everything outside ASCII.
+///
+/// ```
+/// let j = serde_json::json!({"a": [1, "é"]});
+/// assert_eq!(asdf_awkward::to_python_json(&j), r#"{"a": [1, "\u00e9"]}"#);
+/// ```
+pub fn to_python_json(v: &Json) -> String {
+    let mut out = String::new();
+    fmt_json(v, &mut out);
+    out
+}
+
+fn fmt_json(v: &Json, out: &mut String) {
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => out.push_str(&n.to_string()),
+        Json::String(s) => fmt_str(s, out),
+        Json::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                fmt_json(x, out);
+            }
+            out.push(']');
+        }
+        Json::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                fmt_str(k, out);
+                out.push_str(": ");
+                fmt_json(x, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn fmt_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum ScalarKey {
+    Int(i64),
+    Null,
+    Bool(bool),
+    Str(String),
+}
+
+struct Serializer<'s> {
+    sink: &'s mut dyn BlobSink,
+    opts: &'s WriteOptions,
+    prefix: &'s str,
+    next_id: u64,
+    seen: HashMap<*const Layout, u64>,
+    scalars: HashMap<ScalarKey, u64>,
+}
+
+fn call(spec: Json, args: Vec<Json>) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("call".into(), spec);
+    m.insert("args".into(), Json::Array(args));
+    m
+}
+
+fn lit(v: impl Into<Json>) -> Json {
+    json!({ "json": v.into() })
+}
+
+impl Serializer<'_> {
+    fn new_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn spec(&self, parts: &[&str]) -> Json {
+        let first = match self.opts.dialect {
+            Dialect::Awkward0 => "awkward0",
+            Dialect::Legacy => "awkward",
+        };
+        let mut v = vec![Json::String(first.into())];
+        v.extend(parts.iter().map(|p| Json::String(p.to_string())));
+        Json::Array(v)
+    }
+
+    /// A JSON scalar that goes through awkward0's serializer (gets an id, or a ref). A
+    /// `{"python": ...}` object is passed through with an id.
+    fn scalar(&mut self, v: Json) -> Json {
+        if v.get("python").is_some() {
+            let id = self.new_id();
+            let mut m = v.as_object().cloned().unwrap_or_default();
+            m.insert("id".into(), json!(id));
+            return Json::Object(m);
+        }
+        let key = if self.opts.emulate_identity {
+            match &v {
+                Json::Null => Some(ScalarKey::Null),
+                Json::Bool(b) => Some(ScalarKey::Bool(*b)),
+                Json::Number(n) => n
+                    .as_i64()
+                    .filter(|i| (-5..=256).contains(i))
+                    .map(ScalarKey::Int),
+                Json::String(s) => Some(ScalarKey::Str(s.clone())),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(k) = &key {
+            if let Some(id) = self.scalars.get(k) {
+                return json!({ "ref": id });
+            }
+        }
+        let id = self.new_id();
+        if let Some(k) = key {
+            self.scalars.insert(k, id);
+        }
+        json!({ "json": v, "id": id })
+    }
+
+    /// A numpy leaf that is a fresh object (an index array, a counts array, ...).
+    fn leaf(&mut self, dtype: &DType, count: usize, bytes: &[u8], ctx: &str) -> Result<Json> {
+        let id = self.new_id();
+        let mut m = self.leaf_body(dtype, count, bytes, ctx, id)?;
+        m.insert("id".into(), json!(id));
+        Ok(Json::Object(m))
+    }
+
+    fn leaf_body(
+        &mut self,
+        dtype: &DType,
+        count: usize,
+        bytes: &[u8],
+        ctx: &str,
+        id: u64,
+    ) -> Result<Map<String, Json>> {
+        let key = format!("{id}{}", self.opts.suffix);
+        let full = format!("{}{key}", self.prefix);
+        let read = json!({ "read": key });
+        let buf = match self
+            .opts
+            .compression
+            .choose(bytes.len(), dtype.primitive.kind(), ctx)
+        {
+            Some(codec) => {
+                let packed = codec.compress(bytes)?;
+                self.sink.put(&full, &packed)?;
+                Json::Object(call(codec.spec(), vec![read]))
+            }
+            None => {
+                self.sink.put(&full, bytes)?;
+                read
+            }
+        };
+        let count = self.scalar(json!(count));
+        let leaf_spec = match self.opts.dialect {
+            Dialect::Awkward0 => json!(["awkward0", "numpy", "frombuffer"]),
+            Dialect::Legacy => json!(["awkward", "numpy", "frombuffer"]),
+        };
+        Ok(call(
+            leaf_spec,
+            vec![buf, json!({ "dtype": dtype.to_json() }), count],
+        ))
+    }
+
+    fn index(&mut self, v: &[i64], ctx: &str) -> Result<Json> {
+        let bytes = crate::numpy::i64_le_bytes(v);
+        self.leaf(&DType::scalar(Primitive::I64), v.len(), &bytes, ctx)
+    }
+
+    fn numpy(&mut self, a: &NumpyArray, ctx: &str) -> Result<Json> {
+        let bytes = a.data().as_le_bytes();
+        self.leaf(a.dtype(), a.len(), &bytes, ctx)
+    }
+
+    fn child(&mut self, n: &Node, ctx: &str, depth: usize) -> Result<Json> {
+        self.node(n.as_ref(), ctx, depth + 1)
+    }
+
+    fn node(&mut self, l: &Layout, ctx: &str, depth: usize) -> Result<Json> {
+        if depth > crate::layout::MAX_NESTING {
+            return Err(Error::invalid(
+                l.class_name(),
+                "array",
+                "nesting too deep to write",
+            ));
+        }
+        let key = l as *const Layout;
+        if let Some(id) = self.seen.get(&key) {
+            return Ok(json!({ "ref": id }));
+        }
+        let id = self.new_id();
+        self.seen.insert(key, id);
+        let mut m = match l {
+            Layout::Numpy(a) => {
+                let bytes = a.data().as_le_bytes();
+                self.leaf_body(a.dtype(), a.len(), &bytes, ctx, id)?
+            }
+            Layout::Jagged(j) => {
+                let compact = j.index.contiguous_offsets().filter(|o| o.len() > 1);
+                let clen = j.content.len() as i64;
+                match (compact, j.content.as_ref()) {
+                    (Some(o), _) if o[0] == 0 && o[o.len() - 1] == clen => {
+                        let counts: Vec<i64> = o.windows(2).map(|w| w[1] - w[0]).collect();
+                        let c = self.index(&counts, "JaggedArray.counts")?;
+                        let content = self.child(&j.content, "JaggedArray.content", depth)?;
+                        call(self.spec(&["JaggedArray", "fromcounts"]), vec![c, content])
+                    }
+                    (Some(o), Layout::Numpy(a)) if o[0] >= 0 && o[o.len() - 1] <= clen => {
+                        // awkward0 compacts the content to content[offsets[0]:offsets[-1]].
+                        let counts: Vec<i64> = o.windows(2).map(|w| w[1] - w[0]).collect();
+                        let c = self.index(&counts, "JaggedArray.counts")?;
+                        let sliced = slice_numpy(a, o[0] as usize, o[o.len() - 1] as usize)?;
+                        let content = self.numpy(&sliced, "JaggedArray.content")?;
+                        call(self.spec(&["JaggedArray", "fromcounts"]), vec![c, content])
+                    }
+                    _ => {
+                        let (starts, stops) = starts_stops(&j.index);
+                        let a = self.index(&starts, "JaggedArray.starts")?;
+                        let b = self.index(&stops, "JaggedArray.stops")?;
+                        let content = self.child(&j.content, "JaggedArray.content", depth)?;
+                        call(self.spec(&["JaggedArray"]), vec![a, b, content])
+                    }
+                }
+            }
+            Layout::String(s) => {
+                let u8dtype = DType::scalar(Primitive::U8);
+                let args = match &s.index {
+                    ListIndex::Offsets(o) if o.len() > 1 && o[0] == 0 => {
+                        let counts: Vec<i64> = o.windows(2).map(|w| w[1] - w[0]).collect();
+                        let c = self.index(&counts, "StringArray.counts")?;
+                        let content = self.leaf(
+                            &u8dtype,
+                            s.content.len(),
+                            &s.content,
+                            "StringArray.content",
+                        )?;
+                        (self.spec(&["StringArray", "fromcounts"]), vec![c, content])
+                    }
+                    other => {
+                        let (starts, stops) = starts_stops(other);
+                        let a = self.index(&starts, "StringArray.starts")?;
+                        let b = self.index(&stops, "StringArray.stops")?;
+                        let content = self.leaf(
+                            &u8dtype,
+                            s.content.len(),
+                            &s.content,
+                            "StringArray.content",
+                        )?;
+                        (self.spec(&["StringArray"]), vec![a, b, content])
+                    }
+                };
+                let (spec, mut args) = args;
+                let enc = match &s.encoding {
+                    Some(e) => Json::String(e.clone()),
+                    None => Json::Null,
+                };
+                args.push(self.scalar(enc));
+                call(spec, args)
+            }
+            Layout::Table(t) => {
+                let mut pairs = Vec::with_capacity(t.fields.len());
+                for (name, col) in &t.fields {
+                    let e = self.child(col, "Table.contents", depth)?;
+                    pairs.push(json!([name, e]));
+                }
+                let base = call(
+                    self.spec(&["Table", "frompairs"]),
+                    vec![json!({ "pairs": pairs }), lit(t.rowstart)],
+                );
+                match &t.view {
+                    None => base,
+                    Some(TableView::Slice {
+                        start,
+                        step,
+                        length,
+                    }) => call(
+                        self.spec(&["Table", "fromview"]),
+                        vec![
+                            json!({ "tuple": [lit(*start), lit(*step), lit(*length)] }),
+                            Json::Object(base),
+                        ],
+                    ),
+                    Some(TableView::Index(ix)) => {
+                        let v = self.index(ix, "Table.view")?;
+                        call(
+                            self.spec(&["Table", "fromview"]),
+                            vec![v, Json::Object(base)],
+                        )
+                    }
+                }
+            }
+            Layout::Chunked(c) => {
+                let mut chunks = Vec::new();
+                let mut sizes = Vec::new();
+                for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
+                    if n > 0 {
+                        chunks.push(self.child(ch, "ChunkedArray.chunk", depth)?);
+                        sizes.push(n);
+                    }
+                }
+                call(
+                    self.spec(&["ChunkedArray"]),
+                    vec![json!({ "list": chunks }), lit(sizes)],
+                )
+            }
+            Layout::Appendable(a) => {
+                let dtype = a
+                    .chunks
+                    .first()
+                    .map(|c| c.dtype().clone())
+                    .unwrap_or_else(|| DType::scalar(Primitive::F64));
+                let mut chunks = Vec::new();
+                for ch in a.chunks.iter().filter(|c| !c.is_empty()) {
+                    chunks.push(self.numpy(ch, "AppendableArray.chunk")?);
+                }
+                call(
+                    self.spec(&["AppendableArray"]),
+                    vec![
+                        json!({ "tuple": [lit(a.chunkshape)] }),
+                        json!({ "dtype": dtype.to_json() }),
+                        json!({ "list": chunks }),
+                    ],
+                )
+            }
+            Layout::Indexed(a) => {
+                let ix = self.index(&a.index, "IndexedArray.index")?;
+                let content = self.child(&a.content, "IndexedArray.content", depth)?;
+                call(self.spec(&["IndexedArray"]), vec![ix, content])
+            }
+            Layout::Sparse(a) => {
+                let ix = self.index(&a.index, "SparseArray.index")?;
+                let content = self.child(&a.content, "SparseArray.content", depth)?;
+                let default = match a.default {
+                    SparseDefault::Zero => Json::Null,
+                    SparseDefault::Bool(b) => json!(b),
+                    SparseDefault::Int(i) => json!(i),
+                    SparseDefault::Float(f) => match serde_json::Number::from_f64(f) {
+                        Some(n) => Json::Number(n),
+                        // awkward0 falls back to a pickle for NaN/inf: a plain float pickle.
+                        None => json!({ "python": crate::pickle::pickle_float_b64(f) }),
+                    },
+                };
+                let d = self.scalar(default);
+                call(
+                    self.spec(&["SparseArray"]),
+                    vec![lit(a.length), ix, content, d],
+                )
+            }
+            Layout::Union(u) => {
+                let tags = self.leaf(
+                    &DType::scalar(Primitive::U8),
+                    u.tags.len(),
+                    &u.tags,
+                    "UnionArray.tags",
+                )?;
+                if u.is_sequential() {
+                    let mut cs = Vec::with_capacity(u.contents.len());
+                    for c in &u.contents {
+                        cs.push(self.child(c, "UnionArray.contents", depth)?);
+                    }
+                    call(
+                        self.spec(&["UnionArray", "fromtags"]),
+                        vec![tags, json!({ "list": cs })],
+                    )
+                } else {
+                    let ix = self.index(&u.index, "UnionArray.index")?;
+                    let mut cs = Vec::with_capacity(u.contents.len());
+                    for c in &u.contents {
+                        cs.push(self.child(c, "UnionArray.contents", depth)?);
+                    }
+                    call(
+                        self.spec(&["UnionArray"]),
+                        vec![tags, ix, json!({ "list": cs })],
+                    )
+                }
+            }
+            Layout::Masked(m) => {
+                let mask: Vec<u8> = m.mask.iter().map(|&b| b as u8).collect();
+                let mk = self.leaf(
+                    &DType::scalar(Primitive::Bool),
+                    mask.len(),
+                    &mask,
+                    "MaskedArray.mask",
+                )?;
+                let content = self.child(&m.content, "MaskedArray.content", depth)?;
+                call(
+                    self.spec(&["MaskedArray"]),
+                    vec![mk, content, lit(m.masked_when)],
+                )
+            }
+            Layout::BitMasked(m) => {
+                let mk = self.leaf(
+                    &DType::scalar(Primitive::U8),
+                    m.mask.len(),
+                    &m.mask,
+                    "BitMaskedArray.mask",
+                )?;
+                let content = self.child(&m.content, "BitMaskedArray.content", depth)?;
+                call(
+                    self.spec(&["BitMaskedArray"]),
+                    vec![mk, content, lit(m.masked_when), lit(m.lsb_order)],
+                )
+            }
+            Layout::IndexedMasked(m) => {
+                let ix = self.index(&m.index, "IndexedMaskedArray.mask")?;
+                let content = self.child(&m.content, "IndexedMaskedArray.content", depth)?;
+                call(
+                    self.spec(&["IndexedMaskedArray"]),
+                    vec![ix, content, lit(m.masked_when)],
+                )
+            }
+        };
+        m.insert("id".into(), json!(id));
+        Ok(Json::Object(m))
+    }
+}
+
+fn starts_stops(ix: &ListIndex) -> (Vec<i64>, Vec<i64>) {
+    match ix {
+        ListIndex::Offsets(o) => {
+            let n = o.len().saturating_sub(1);
+            (o[..n].to_vec(), o.get(1..).unwrap_or(&[]).to_vec())
+        }
+        ListIndex::StartsStops { starts, stops } => {
+            (starts.clone(), stops[..starts.len()].to_vec())
+        }
+    }
+}
+
+fn slice_numpy(a: &NumpyArray, start: usize, stop: usize) -> Result<NumpyArray> {
+    let inner = a.inner_size();
+    let (s, e) = (start * inner, stop * inner);
+    macro_rules! sl {
+        ($v:expr, $var:ident) => {
+            Buffer::$var(
+                $v.get(s..e)
+                    .ok_or_else(|| {
+                        Error::invalid("JaggedArray", "array", "content slice out of range")
+                    })?
+                    .to_vec(),
+            )
+        };
+    }
+    let data = match a.data() {
+        Buffer::Bool(v) => sl!(v, Bool),
+        Buffer::I8(v) => sl!(v, I8),
+        Buffer::U8(v) => sl!(v, U8),
+        Buffer::I16(v) => sl!(v, I16),
+        Buffer::U16(v) => sl!(v, U16),
+        Buffer::I32(v) => sl!(v, I32),
+        Buffer::U32(v) => sl!(v, U32),
+        Buffer::I64(v) => sl!(v, I64),
+        Buffer::U64(v) => sl!(v, U64),
+        Buffer::F16(v) => sl!(v, F16),
+        Buffer::F32(v) => sl!(v, F32),
+        Buffer::F64(v) => sl!(v, F64),
+        Buffer::C64(v) => sl!(v, C64),
+        Buffer::C128(v) => sl!(v, C128),
+    };
+    NumpyArray::with_primitive(
+        a.dtype().primitive.clone(),
+        data,
+        a.dtype().inner_shape.clone(),
+    )
+    .ok_or_else(|| {
+        Error::invalid(
+            "JaggedArray",
+            "array",
+            "content slice has an inconsistent shape",
+        )
+    })
+}
