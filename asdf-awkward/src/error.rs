@@ -128,6 +128,14 @@ pub enum Error {
         /// Schema blob that was looked for.
         schema: String,
     },
+    /// The ASDF container failed (reading or writing the file, a missing blob array).
+    #[error("ASDF container at {pointer:?}: {message}")]
+    Asdf {
+        /// JSON Pointer of the awkward node in the ASDF tree.
+        pointer: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A value could not be converted (JSON import/export, awkward 2 export).
     #[error("conversion error at {location}: {message}")]
     Convert {

@@ -59,6 +59,8 @@
 //! every class that has an awkward 2 equivalent.
 #![warn(missing_docs)]
 
+#[cfg(feature = "asdf")]
+pub mod asdf_store;
 pub mod awkd;
 pub mod awkward2;
 pub mod dtype;
@@ -73,6 +75,8 @@ pub mod value;
 pub mod whitelist;
 pub mod write;
 
+#[cfg(feature = "asdf")]
+pub use asdf_store::{from_asdf, to_asdf, AWKWARD0_TAG};
 pub use awkd::{check_names, save_awkd, AwkdFile, SaveMode};
 pub use awkward2::{to_awkward2, Awkward2Buffers};
 pub use dtype::{ByteOrder, DType, Kind, Primitive};
