@@ -137,6 +137,30 @@ fn to_nodes<T: Element>(a: &ArrayD<T>) -> Result<Node> {
 }
 
 impl AnyArray {
+    /// The elements in C order as bytes of `order` (complex numbers real part first): a
+    /// canonical form for comparing or exporting numeric arrays whatever their layout. Strings
+    /// and records have no single byte form and give an error.
+    ///
+    /// ```
+    /// use asdf_ndarray::{AnyArray, ByteOrder};
+    /// let a = AnyArray::from(ndarray::arr2(&[[1u16, 2], [3, 4]]).reversed_axes().into_dyn());
+    /// assert_eq!(a.to_bytes(ByteOrder::Big).unwrap(), [0, 1, 0, 3, 0, 2, 0, 4]);
+    /// ```
+    pub fn to_bytes(&self, order: ByteOrder) -> Result<Vec<u8>> {
+        fn bytes<T: Element>(a: &ArrayD<T>, order: ByteOrder) -> Vec<u8> {
+            let size = T::SCALAR.size();
+            let mut out = vec![0u8; a.len() * size];
+            for (x, dst) in a.iter().zip(out.chunks_exact_mut(size)) {
+                x.write_bytes(order, dst);
+            }
+            out
+        }
+        map_numeric!(self, a => Ok(bytes(a, order)), _ => Err(NdError::Usage(format!(
+            "{} arrays have no canonical byte form",
+            self.datatype()
+        ))))
+    }
+
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         match self {
