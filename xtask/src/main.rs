@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod conformance;
+
 const REQUIREMENTS: &str = include_str!("../interop-requirements.txt");
 
 fn main() -> ExitCode {
@@ -16,6 +18,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
+        Some("conformance") => conformance(),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{}", usage());
             Ok(())
@@ -36,6 +39,7 @@ fn usage() -> &'static str {
      \n\
      commands:\n  \
        test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
+       conformance     reference files, and files written by Python asdf / by us read by the other\n  \
        venv            set up the Python interop venv only and print its interpreter"
 }
 
@@ -125,6 +129,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
+    conformance()?;
     // Optional features that need more than a C compiler: Blosc2 (`bls2`) builds with cmake.
     ensure_cmake()?;
     run(Command::new(cargo())
@@ -133,6 +138,32 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
+    Ok(())
+}
+
+/// `cargo xtask conformance`: prints the table, writes it to target/conformance/CONFORMANCE.md,
+/// fails on any failure.
+fn conformance() -> Result<(), String> {
+    let python = venv()?;
+    let root = workspace_root();
+    let corpus = std::env::var_os("ASDF_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("..").join("shared").join("corpus"));
+    let work = root.join("target").join("conformance");
+    let rows = conformance::run(&python, &corpus, &work);
+    let table = conformance::table(&rows);
+    println!("{table}");
+    let _ = std::fs::write(work.join("CONFORMANCE.md"), &table);
+    let failed = rows.iter().filter(|r| r.result.is_err()).count();
+    let passed = rows.len() - failed;
+    // The plain closing line CI reads: "N passed, N failed".
+    println!("conformance: {passed} passed, {failed} failed");
+    if rows.len() < 100 {
+        return Err(format!("only {} conformance cases ran", rows.len()));
+    }
+    if failed > 0 {
+        return Err(format!("{failed} conformance case(s) failed"));
+    }
     Ok(())
 }
 
