@@ -50,3 +50,8 @@ pub use file::{AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
 pub use stream::StreamWriter;
 pub use write::{atomic_write, write_path, write_to, WriteOptions};
+
+/// The README's examples, compiled as doctests so they stay true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
