@@ -2,6 +2,8 @@
 //! Python reads the same file (asdf for the blocks, awkward0 for the array) to the same values.
 #![cfg(feature = "asdf")]
 
+mod common;
+
 use asdf::yaml::Node;
 use asdf::{AsdfFile, AsdfWriter, StoreOptions};
 use asdf_awkward::{from_asdf, to_asdf, AwkdFile, ReadOptions, AWKWARD0_TAG};
@@ -74,21 +76,7 @@ fn corpus_round_trips_through_asdf_and_python_agrees() {
 
     let py = asdf_testkit::require_python!();
     let script = r#"
-import sys, json, math, warnings, asdf, numpy as np, awkward0
-def conv(x):
-    if isinstance(x, dict):
-        return {str(k): conv(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return {str(i): conv(v) for i, v in enumerate(x)}
-    if isinstance(x, list):
-        return [conv(v) for v in x]
-    if isinstance(x, (bytes, bytearray)):
-        return list(x)
-    if isinstance(x, complex):
-        return [x.real, x.imag]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+import sys, json, warnings, asdf, numpy as np, awkward0
 def plain(x):
     if isinstance(x, dict):
         return {k: plain(v) for k, v in x.items()}
@@ -107,7 +95,8 @@ with warnings.catch_warnings():
             out[key] = conv(awkward0.persist.deserialize(storage, "__schema__").tolist())
 print(json.dumps(out))
 "#;
-    let stdout = asdf_testkit::run_python(&py, script, &[path.to_str().unwrap()]);
+    let script = format!("{}{script}", common::CONV);
+    let stdout = asdf_testkit::run_python(&py, &script, &[path.to_str().unwrap()]);
     let py_values: serde_json::Map<String, Json> = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(py_values.len(), members.len());
     for (key, _, values) in &members {

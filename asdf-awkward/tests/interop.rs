@@ -12,25 +12,6 @@ use asdf_awkward::{
 };
 use serde_json::{json, Value as Json};
 
-/// Python helper turning `tolist()` output into JSON our `to_json` also produces.
-const CONV: &str = r#"
-import json, math
-def conv(x):
-    if isinstance(x, dict):
-        return {str(k): conv(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return {str(i): conv(v) for i, v in enumerate(x)}
-    if isinstance(x, list):
-        return [conv(v) for v in x]
-    if isinstance(x, (bytes, bytearray)):
-        return list(x)
-    if isinstance(x, complex):
-        return [x.real, x.imag]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-"#;
-
 /// awkward0 builds one array of every class and saves them all in one `.awkd`.
 const WRITE_AWKWARD0: &str = r#"
 import sys, numpy as np, awkward0 as A
@@ -122,7 +103,7 @@ fn awkward0_writes_rust_reads() {
     let py = asdf_testkit::require_python!();
     let tmp = asdf_testkit::TempDir::new("awk-interop-py2rs");
     let path = tmp.join("all.awkd");
-    let script = format!("{CONV}{WRITE_AWKWARD0}");
+    let script = format!("{}{WRITE_AWKWARD0}", common::CONV);
     let expected = py_json(&asdf_testkit::run_python(
         &py,
         &script,
@@ -310,7 +291,7 @@ fn rust_writes_awkward0_reads() {
     expected.insert(anon_s.clone(), jag.to_json().unwrap());
     paths.push(anon_s);
 
-    let script = format!("{CONV}{READ_AWKWARD0}");
+    let script = format!("{}{READ_AWKWARD0}", common::CONV);
     let args: Vec<&str> = paths.iter().map(|s| s.as_str()).collect();
     let got = py_json(&asdf_testkit::run_python(&py, &script, &args));
     let got = got.as_object().unwrap();
@@ -390,7 +371,7 @@ fn awkward2_from_buffers_reads_our_export() {
     }
     let got = py_json(&asdf_testkit::run_python(
         &py,
-        &format!("{CONV}{READ_AWKWARD2}"),
+        &format!("{}{READ_AWKWARD2}", common::CONV),
         &[tmp.path().to_str().unwrap()],
     ));
     let got = got.as_object().unwrap();

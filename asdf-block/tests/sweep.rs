@@ -5,47 +5,13 @@
 //!
 //! One `#[test]` only, so no other test allocates concurrently with a measured case.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use asdf_block::*;
-
-struct Counting;
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(size: usize) {
-    let now = CURRENT.fetch_add(size, Relaxed) + size;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        grew(l.size());
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        grew(l.size());
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        CURRENT.fetch_sub(l.size(), Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        if new > l.size() {
-            grew(new - l.size());
-        } else {
-            CURRENT.fetch_sub(l.size() - new, Relaxed);
-        }
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+use asdf_testkit::CountingAllocator;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: CountingAllocator = CountingAllocator;
 
 /// Most any case may allocate: the corpus files are a few KiB, so anything near this is a header
 /// lie that was believed.
@@ -59,8 +25,7 @@ struct Stats {
 }
 
 fn exercise(bytes: &[u8], what: &dyn Fn() -> String, stats: &mut Stats) {
-    let base = CURRENT.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    let base = CountingAllocator::start();
     let t = Instant::now();
     let mut all_ok = true;
     match BlockReader::new(bytes, 0, ReadOptions::default()) {
@@ -87,7 +52,7 @@ fn exercise(bytes: &[u8], what: &dyn Fn() -> String, stats: &mut Stats) {
         }
     }
     let elapsed = t.elapsed();
-    let memory = PEAK.load(Relaxed).saturating_sub(base);
+    let memory = CountingAllocator::peak_since(base);
     assert!(
         elapsed < Duration::from_secs(1),
         "{} took {elapsed:?}",

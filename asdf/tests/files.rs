@@ -1,5 +1,7 @@
 //! Opening every reference file, writing files Python asdf reads, and crash-safe writes.
 
+mod common;
+
 use asdf::block::{encode_block, EncodeOptions, Label};
 use asdf::yaml::Node;
 use asdf::{AsdfError, AsdfFile, WriteOptions};
@@ -16,16 +18,6 @@ fn reference_dirs() -> Vec<(String, std::path::PathBuf)> {
     dirs.sort();
     assert_eq!(dirs.len(), 7);
     dirs
-}
-
-/// The tree without the keys the compliance procedure ignores.
-fn content(tree: &Node) -> Vec<(Node, Node)> {
-    tree.as_map()
-        .unwrap()
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), Some("asdf_library" | "history")))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 #[test]
@@ -69,8 +61,8 @@ fn trees_without_arrays_equal_their_twins() {
             let a = AsdfFile::open(dir.join(format!("{name}.asdf"))).unwrap();
             let y = AsdfFile::open(dir.join(format!("{name}.yaml"))).unwrap();
             assert_eq!(
-                content(a.tree()),
-                content(y.tree()),
+                common::without_metadata(a.tree()),
+                common::without_metadata(y.tree()),
                 "{}/{name}",
                 dir.display()
             );

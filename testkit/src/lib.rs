@@ -148,3 +148,62 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A global allocator that counts live bytes and the peak, for tests that bound the memory a
+/// case may take. Install it in a test binary with
+/// `#[global_allocator] static A: asdf_testkit::CountingAllocator = asdf_testkit::CountingAllocator;`
+/// and keep such binaries to one `#[test]`, so no other test allocates during a measured case.
+pub struct CountingAllocator;
+
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn grew(size: usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let now = LIVE.fetch_add(size, Relaxed) + size;
+    PEAK.fetch_max(now, Relaxed);
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts sizes.
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        grew(l.size());
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
+        grew(l.size());
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        LIVE.fetch_sub(l.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
+        if new > l.size() {
+            grew(new - l.size());
+        } else {
+            LIVE.fetch_sub(l.size() - new, std::sync::atomic::Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.realloc(p, l, new) }
+    }
+}
+
+impl CountingAllocator {
+    /// Starts a measurement: resets the peak to the bytes live now and returns that baseline.
+    pub fn start() -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let base = LIVE.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        base
+    }
+
+    /// The most bytes allocated at once since [`start`](Self::start) returned `base`.
+    pub fn peak_since(base: usize) -> usize {
+        PEAK.load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_sub(base)
+    }
+}

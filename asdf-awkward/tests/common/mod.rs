@@ -10,6 +10,25 @@ use asdf_awkward::{
 };
 use serde_json::json;
 
+/// Python helper turning `tolist()` output into JSON our `to_json` also produces.
+pub const CONV: &str = r#"
+import json, math
+def conv(x):
+    if isinstance(x, dict):
+        return {str(k): conv(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return {str(i): conv(v) for i, v in enumerate(x)}
+    if isinstance(x, list):
+        return [conv(v) for v in x]
+    if isinstance(x, (bytes, bytearray)):
+        return list(x)
+    if isinstance(x, complex):
+        return [x.real, x.imag]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+"#;
+
 pub fn leaf(b: Buffer) -> Arc<Layout> {
     Arc::new(Layout::Numpy(NumpyArray::from_vec(b)))
 }
