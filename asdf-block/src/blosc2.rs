@@ -122,7 +122,7 @@ impl Codec for Blosc2 {
                 "blosc2 chunk decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = vec![0u8; expected];
+        let mut out = crate::alloc::zeroed(expected);
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

@@ -107,7 +107,7 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// reader's size ceiling; the built-in codecs override it to allocate only what the data
     /// can produce.
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let mut out = vec![0u8; expected];
+        let mut out = crate::alloc::zeroed(expected);
         self.decode_into(src, &mut out)?;
         Ok(out)
     }
@@ -224,6 +224,7 @@ fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
 fn read_growing<R: Read>(r: R, expected: usize, src_len: usize) -> Result<Vec<u8>, CodecError> {
     let first = expected.min(src_len.saturating_mul(4).max(1 << 16));
     let mut out = Vec::with_capacity(first);
+    crate::alloc::advise_huge_pages(&out);
     let limit = (expected as u64).saturating_add(1);
     r.take(limit).read_to_end(&mut out)?;
     if out.len() != expected {
@@ -280,7 +281,7 @@ impl Codec for Zlib {
                 src.len()
             )));
         }
-        let mut out = vec![0u8; expected];
+        let mut out = crate::alloc::zeroed(expected);
         self.decode_into(src, &mut out)?;
         Ok(out)
     }
@@ -490,7 +491,7 @@ impl Lz4Chunked {
     fn decode_chunked(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
         // lz4_chunks bounds every declared size by the LZ4 ratio of bytes actually present.
         lz4_chunks(src, expected)?;
-        let mut out = vec![0u8; expected];
+        let mut out = crate::alloc::zeroed(expected);
         self.decode_chunks_into(src, &mut out)?;
         Ok(out)
     }
@@ -565,7 +566,7 @@ impl Codec for Zstd {
         // when both agree, otherwise grow with the data.
         let declared = zstd::zstd_safe::get_frame_content_size(src).ok().flatten();
         if declared == Some(expected as u64) && expected <= src.len().saturating_mul(64) {
-            let mut out = vec![0u8; expected];
+            let mut out = crate::alloc::zeroed(expected);
             self.decode_into(src, &mut out)?;
             return Ok(out);
         }
@@ -686,7 +687,7 @@ impl Codec for Blosc {
                 "blosc buffer decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = vec![0u8; expected];
+        let mut out = crate::alloc::zeroed(expected);
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

@@ -36,6 +36,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alloc;
 #[cfg(feature = "bls2")]
 mod blosc2;
 mod codec;

@@ -233,6 +233,7 @@ pub(crate) fn try_vec_with_capacity<T>(n: usize) -> Result<Vec<T>> {
         what: format!("allocating {n} elements"),
         limit: isize::MAX as u64,
     })?;
+    asdf_block::alloc::advise_huge_pages(&v);
     Ok(v)
 }
 
