@@ -19,6 +19,8 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("conformance") => conformance(),
+        Some("bench") => bench(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{}", usage());
             Ok(())
@@ -40,6 +42,8 @@ fn usage() -> &'static str {
      commands:\n  \
        test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
        conformance     reference files, and files written by Python asdf / by us read by the other\n  \
+       bench [ARGS]    benchmarks against the Python peers, asdf-rs and rawarray 0.1.4 -> BENCHMARKS.md\n  \
+       fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets (nightly) for N seconds each\n  \
        venv            set up the Python interop venv only and print its interpreter"
 }
 
@@ -163,6 +167,78 @@ fn conformance() -> Result<(), String> {
     }
     if failed > 0 {
         return Err(format!("{failed} conformance case(s) failed"));
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench [ARGS]`: the benchmark harness in `benchmarks/` (its own cargo workspace,
+/// because its crates.io peers would make package names ambiguous here), with the venv's Python.
+fn bench(extra: &[String]) -> Result<(), String> {
+    let python = venv()?;
+    let root = workspace_root();
+    let manifest = root.join("benchmarks").join("Cargo.toml");
+    run(Command::new(cargo())
+        .current_dir(&root)
+        .args(["run", "--release", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--")
+        .arg("--python")
+        .arg(&python)
+        .arg("--out")
+        .arg(root.join("BENCHMARKS.md"))
+        .args(extra))
+}
+
+/// `cargo xtask fuzz [--seconds N] [TARGET...]`: every cargo-fuzz target (or the named ones) for
+/// N seconds each (default 60), with the nightly toolchain; seeds come from `fuzz/seeds.sh`.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let root = workspace_root();
+    let dir = root.join("fuzz");
+    let mut seconds = 60u64;
+    let mut targets = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seconds" => {
+                seconds = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--seconds takes a whole number")?
+            }
+            t => targets.push(t.to_string()),
+        }
+    }
+    if Command::new("cargo")
+        .args(["+nightly", "fuzz", "--version"])
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
+        run(Command::new("cargo").args(["+nightly", "install", "cargo-fuzz", "--locked"]))?;
+    }
+    if targets.is_empty() {
+        let out = Command::new("cargo")
+            .current_dir(&dir)
+            .args(["+nightly", "fuzz", "list"])
+            .output()
+            .map_err(|e| format!("cargo fuzz list: {e}"))?;
+        targets = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    }
+    if targets.is_empty() {
+        return Err("no fuzz targets found in fuzz/".into());
+    }
+    let seeds = dir.join("seeds.sh");
+    if seeds.exists() {
+        run(Command::new("bash").arg(&seeds).current_dir(&dir))?;
+    }
+    for t in &targets {
+        run(Command::new("cargo")
+            .current_dir(&dir)
+            .args(["+nightly", "fuzz", "run", t, "--"])
+            .arg(format!("-max_total_time={seconds}")))?;
     }
     Ok(())
 }
