@@ -338,9 +338,12 @@ pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) 
             out.insert(k, v);
         }
     }
-    let root = Node::from(out).with_tag(tag);
+    let mut root = Node::from(out).with_tag(tag);
     if minor < 6 {
-        return retag(&root, minor);
+        root = retag(&root, minor)?;
+    }
+    if options.validate {
+        crate::file::check(&root)?;
     }
     Ok(root)
 }

@@ -60,6 +60,10 @@ pub enum AsdfError {
     /// ASDF Standard version lacks, ...).
     #[error("cannot write this tree: {0}")]
     InvalidTree(String),
+    /// The tree breaks the rules of its core tags (checked by default on write, on request on
+    /// read): every violation with its JSON Pointer and rule.
+    #[error("the tree is not valid ASDF: {0}")]
+    Invalid(asdf_schema::Report),
     /// The tree could not be written as YAML.
     #[error("cannot write the tree: {0}")]
     Emit(#[source] asdf_yaml::Error),

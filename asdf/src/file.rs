@@ -21,6 +21,18 @@ pub struct OpenOptions {
     pub extensions: std::sync::Arc<crate::Extensions>,
     /// Do not warn about tags nobody recognises (they are kept either way).
     pub ignore_unrecognized_tags: bool,
+    /// Check the tree against the rules of its core tags and refuse an invalid file.
+    pub validate: bool,
+}
+
+/// The built-in checks of the core tags; an error listing every violation.
+pub(crate) fn check(tree: &Node) -> Result<()> {
+    let violations = asdf_schema::check_builtin(tree);
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(AsdfError::Invalid(asdf_schema::Report { violations }))
+    }
 }
 
 /// An open ASDF file: its header, its parsed tree and its blocks, over a memory map
@@ -96,6 +108,9 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             }
             None => Node::mapping(std::iter::empty::<(Node, Node)>()),
         };
+        if options.validate {
+            check(&tree)?;
+        }
         if !options.ignore_unrecognized_tags {
             warnings.extend(options.extensions.unknown_tags(&tree));
         }
@@ -164,6 +179,15 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
     /// Non-fatal oddities found while reading (also logged with `log::warn!`).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// Checks the tree against the rules of its core tags (datatypes, shapes, strides, required
+    /// keys, tag versions), returning every violation. For validation against full ASDF schema
+    /// files, see the `asdf-schema` crate.
+    pub fn validate(&self) -> asdf_schema::Report {
+        asdf_schema::Report {
+            violations: asdf_schema::check_builtin(&self.tree),
+        }
     }
 
     /// The value at `pointer` as a [`TaggedType`](crate::TaggedType), with Python asdf's tag

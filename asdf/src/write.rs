@@ -17,6 +17,9 @@ pub struct WriteOptions {
     pub standard_version: String,
     /// Block writing: checksums, data alignment, block index.
     pub blocks: asdf_block::WriteOptions,
+    /// Check the tree against the rules of its core tags before writing (an invalid tree is an
+    /// error listing every violation, and nothing is written).
+    pub validate: bool,
 }
 
 impl Default for WriteOptions {
@@ -24,6 +27,7 @@ impl Default for WriteOptions {
         WriteOptions {
             standard_version: "1.6.0".to_string(),
             blocks: asdf_block::WriteOptions::default(),
+            validate: true,
         }
     }
 }

@@ -193,3 +193,54 @@ fn a_failed_write_leaves_the_old_file_and_no_debris() {
         0o640
     );
 }
+
+#[test]
+fn trees_are_validated_on_write_and_on_request_on_read() {
+    let bad = Node::mapping([(
+        "a",
+        Node::mapping([
+            ("source", Node::from(0i64)),
+            ("datatype", Node::from("float99")),
+            ("byteorder", Node::from("little")),
+            ("shape", Node::sequence([Node::from(3i64)])),
+            (
+                "strides",
+                Node::sequence([Node::from(8i64), Node::from(8i64)]),
+            ),
+        ])
+        .with_tag("tag:stsci.edu:asdf/core/ndarray-1.1.0"),
+    )]);
+    let e = asdf::write_to(Vec::new(), &bad, &[], &WriteOptions::default());
+    // write_to writes the tree as given; the builder and save paths validate.
+    assert!(e.is_ok());
+    let e = asdf::AsdfWriter::new()
+        .to_bytes(bad.clone(), &WriteOptions::default())
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, AsdfError::Invalid(_)), "{msg}");
+    assert!(
+        msg.contains("/a/datatype") && msg.contains("/a/strides"),
+        "{msg}"
+    );
+    let unchecked = WriteOptions {
+        validate: false,
+        ..WriteOptions::default()
+    };
+    let bytes = asdf::AsdfWriter::new().to_bytes(bad, &unchecked).unwrap();
+    let f = AsdfFile::from_bytes(bytes.clone(), &Default::default()).unwrap();
+    assert_eq!(f.validate().violations.len(), 2, "{}", f.validate());
+    let strict = asdf::OpenOptions {
+        validate: true,
+        ..Default::default()
+    };
+    assert!(matches!(
+        AsdfFile::from_bytes(bytes, &strict),
+        Err(AsdfError::Invalid(_))
+    ));
+    let good = AsdfFile::open_with(
+        asdf_testkit::corpus_file("asdf-standard/reference_files/1.6.0/complex.asdf"),
+        &strict,
+    )
+    .unwrap();
+    assert!(good.validate().is_valid());
+}
