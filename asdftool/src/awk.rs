@@ -1,0 +1,260 @@
+//! Awkward Array 0.x (`.awkd`) verbs: `info`, `verify`, `awkward to-json`, `awkward from-json`,
+//! and the `.awkd` side of `convert`, over the `asdf-awkward` crate.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use asdf::AnyArray;
+use asdf_awkward::{save_awkd, AwkdFile, Layout, SaveMode, WriteOptions};
+use serde_json::json;
+
+use crate::error::{CliError, Result};
+use crate::input::check_readable;
+
+fn open(path: &Path) -> Result<AwkdFile> {
+    check_readable(path)?;
+    AwkdFile::open(path).map_err(|e| CliError::invalid(path, e))
+}
+
+/// `info` of an `.awkd` file: its arrays, their classes and lengths.
+pub fn info(path: &Path, as_json: bool) -> Result<String> {
+    let f = open(path)?;
+    let names = f.array_names();
+    let mut rows = Vec::new();
+    for n in &names {
+        let r = f.read(n);
+        rows.push((n.clone(), r));
+    }
+    if as_json {
+        let arrays: Vec<_> = rows
+            .iter()
+            .map(|(n, r)| match r {
+                Ok(l) => json!({"name": n, "class": l.class_name(), "length": l.len()}),
+                Err(e) => json!({"name": n, "error": e.to_string()}),
+            })
+            .collect();
+        let j = json!({"format": "awkd", "entries": f.entry_names(), "arrays": arrays});
+        return Ok(serde_json::to_string_pretty(&j).unwrap_or_default() + "\n");
+    }
+    let mut out = format!(
+        "Awkward Array 0.x file {} ({} entries)\n",
+        path.display(),
+        f.entry_names().len()
+    );
+    for (n, r) in rows {
+        match r {
+            Ok(l) => {
+                let shown = if n.is_empty() {
+                    "(anonymous)"
+                } else {
+                    n.as_str()
+                };
+                let _ = writeln!(out, "  {shown}: {} of length {}", l.class_name(), l.len());
+            }
+            Err(e) => {
+                let _ = writeln!(out, "  {n}: cannot be read: {e}");
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads every array of an `.awkd` file completely.
+pub fn verify(path: &Path) -> Result<crate::verify::Report> {
+    let f = open(path)?;
+    let mut r = crate::verify::Report::default();
+    for n in f.array_names() {
+        r.arrays += 1;
+        match f.read(&n).and_then(|l| l.to_json().map(|_| l)) {
+            Ok(l) => r.lines.push(format!(
+                "array {n}: {} of length {}",
+                l.class_name(),
+                l.len()
+            )),
+            Err(e) => {
+                r.failures += 1;
+                r.lines.push(format!("FAILED array {n}: {e}"));
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// The named array (or the only one) of an `.awkd` file.
+pub fn read_named(path: &Path, name: Option<&str>) -> Result<(String, Layout)> {
+    let f = open(path)?;
+    let names = f.array_names();
+    let name = match name {
+        Some(n) => {
+            if !names.iter().any(|x| x == n) {
+                return Err(CliError::Usage(format!(
+                    "{} has no array named {n:?} (it has: {})",
+                    path.display(),
+                    names.join(", ")
+                )));
+            }
+            n.to_string()
+        }
+        None => match names.as_slice() {
+            [only] => only.clone(),
+            [] => return Err(CliError::invalid(path, "the file holds no arrays")),
+            many => {
+                return Err(CliError::Usage(format!(
+                    "{} holds several arrays, choose one with --name: {}",
+                    path.display(),
+                    many.join(", ")
+                )))
+            }
+        },
+    };
+    let l = f.read(&name).map_err(|e| CliError::invalid(path, e))?;
+    Ok((name, l))
+}
+
+/// `awkward to-json`: the named array as JSON.
+pub fn to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
+    let (_, l) = read_named(path, name)?;
+    l.to_json().map_err(|e| CliError::invalid(path, e))
+}
+
+/// Every array of an `.awkd` file as one JSON object (for `diff`).
+pub fn to_json_any(path: &Path) -> Result<serde_json::Value> {
+    if crate::sniff::sniff_path(path)? != crate::sniff::Format::Awkd {
+        return Err(CliError::Usage(format!(
+            "{} is not an .awkd file: awkward arrays compare only with awkward arrays",
+            path.display()
+        )));
+    }
+    let f = open(path)?;
+    let mut m = serde_json::Map::new();
+    for n in f.array_names() {
+        let l = f.read(&n).map_err(|e| CliError::invalid(path, e))?;
+        m.insert(n, l.to_json().map_err(|e| CliError::invalid(path, e))?);
+    }
+    Ok(serde_json::Value::Object(m))
+}
+
+/// `awkward from-json`: infers the type of the JSON value and writes an `.awkd` file.
+pub fn from_json(json_path: &Path, out: &Path, name: &str) -> Result<()> {
+    check_readable(json_path)?;
+    let text = std::fs::read_to_string(json_path).map_err(|e| CliError::io(json_path, e))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::invalid(json_path, format!("invalid JSON: {e}")))?;
+    let layout = Layout::from_json(&v).map_err(|e| CliError::invalid(json_path, e))?;
+    write(out, name, &layout)
+}
+
+/// Writes one array to a new `.awkd` file.
+pub fn write(out: &Path, name: &str, layout: &Layout) -> Result<()> {
+    save_awkd(
+        out,
+        &[(name, layout)],
+        SaveMode::Create,
+        &WriteOptions::default(),
+    )
+    .map_err(|e| CliError::io(out, std::io::Error::other(e.to_string())))
+}
+
+macro_rules! buffers {
+    ($m:ident) => {
+        $m!(Bool, Bool);
+        $m!(Int8, I8);
+        $m!(UInt8, U8);
+        $m!(Int16, I16);
+        $m!(UInt16, U16);
+        $m!(Int32, I32);
+        $m!(UInt32, U32);
+        $m!(Int64, I64);
+        $m!(UInt64, U64);
+        $m!(Float16, F16);
+        $m!(Float32, F32);
+        $m!(Float64, F64);
+    };
+}
+
+/// A numeric array (at least 1-D) as an awkward0 numpy leaf (`shape[1..]` as inner shape).
+pub fn array_to_layout(a: &AnyArray) -> Result<Layout> {
+    use asdf_awkward::{Buffer, NumpyArray};
+    if a.shape().is_empty() {
+        return Err(CliError::Unsupported(
+            "a 0-d array cannot be an awkward array".into(),
+        ));
+    }
+    let inner = a.shape()[1..].to_vec();
+    macro_rules! arm {
+        ($v:ident, $b:ident) => {
+            if let AnyArray::$v(x) = a {
+                let buf = Buffer::$b(x.iter().cloned().collect());
+                return NumpyArray::from_buffer(buf, inner)
+                    .map(Layout::Numpy)
+                    .ok_or_else(|| CliError::Unsupported("inconsistent array shape".into()));
+            }
+        };
+    }
+    buffers!(arm);
+    let buf = match a {
+        AnyArray::Complex64(x) => Buffer::C64(x.iter().map(|c| [c.re, c.im]).collect()),
+        AnyArray::Complex128(x) => Buffer::C128(x.iter().map(|c| [c.re, c.im]).collect()),
+        other => {
+            return Err(CliError::Unsupported(format!(
+                "{} arrays have no awkward0 equivalent here",
+                other.datatype()
+            )))
+        }
+    };
+    NumpyArray::from_buffer(buf, inner)
+        .map(Layout::Numpy)
+        .ok_or_else(|| CliError::Unsupported("inconsistent array shape".into()))
+}
+
+/// An awkward0 numpy leaf as an array (other layouts are not rectangular).
+pub fn layout_to_array(l: &Layout) -> Result<AnyArray> {
+    use asdf_awkward::Buffer;
+    let n = match l {
+        Layout::Numpy(n) => n,
+        other => {
+            return Err(CliError::Unsupported(format!(
+                "a {} is not a rectangular array: only numpy leaves convert to .asdf/.ra/.npy \
+                 (use `asdftool awkward to-json`)",
+                other.class_name()
+            )))
+        }
+    };
+    let mut shape = vec![n.len()];
+    shape.extend_from_slice(&n.dtype().inner_shape);
+    let bad = |e: ndarray::ShapeError| CliError::Unsupported(format!("array shape: {e}"));
+    let sh = ndarray::IxDyn(&shape);
+    macro_rules! arm {
+        ($v:ident, $b:ident) => {
+            if let Buffer::$b(x) = n.data() {
+                return Ok(AnyArray::$v(
+                    ndarray::ArrayD::from_shape_vec(sh, x.clone()).map_err(bad)?,
+                ));
+            }
+        };
+    }
+    buffers!(arm);
+    match n.data() {
+        Buffer::C64(x) => Ok(AnyArray::Complex64(
+            ndarray::ArrayD::from_shape_vec(
+                sh,
+                x.iter()
+                    .map(|c| num_complex::Complex::new(c[0], c[1]))
+                    .collect(),
+            )
+            .map_err(bad)?,
+        )),
+        Buffer::C128(x) => Ok(AnyArray::Complex128(
+            ndarray::ArrayD::from_shape_vec(
+                sh,
+                x.iter()
+                    .map(|c| num_complex::Complex::new(c[0], c[1]))
+                    .collect(),
+            )
+            .map_err(bad)?,
+        )),
+        _ => Err(CliError::Unsupported(
+            "unsupported awkward0 buffer type".into(),
+        )),
+    }
+}

@@ -1,0 +1,305 @@
+//! `diff`: compare two files by content; arrays by value whatever their storage.
+
+use std::path::Path;
+
+use asdf::ndarray::NdArrayMeta;
+use asdf::yaml::{Node, Value};
+use asdf::{AnyArray, ArrayKind, AsdfFile};
+
+use crate::error::Result;
+use crate::input::{self, Input};
+use crate::tree::{escape, key_text, scalar_text, short_tag, MAX_DEPTH};
+
+/// Options of `diff`.
+#[derive(Clone, Debug, Default)]
+pub struct DiffOptions {
+    /// Compare `asdf_library` and `history` too.
+    pub include_metadata: bool,
+    /// The array of an ASDF side compared with a single-array file.
+    pub pointer: Option<String>,
+}
+
+/// Compares the files at `a` and `b`; returns the differences (empty when equal).
+pub fn diff(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Vec<String>> {
+    let (_, ia) = input::open_any(a)?;
+    let (_, ib) = input::open_any(b)?;
+    let mut out = Vec::new();
+    match (&ia, &ib) {
+        (Input::Asdf(fa), Input::Asdf(fb)) => {
+            let ta = crate::refs::resolve(fa.tree(), Some(a)).unwrap_or_else(|_| fa.tree().clone());
+            let tb = crate::refs::resolve(fb.tree(), Some(b)).unwrap_or_else(|_| fb.tree().clone());
+            let mut d = Differ {
+                fa,
+                fb,
+                out: &mut out,
+                opts,
+            };
+            d.node(&ta, &tb, &mut String::new(), 0);
+        }
+        (Input::Array(x), Input::Array(y)) => {
+            compare_arrays("", Ok(x.clone()), Ok(y.clone()), &mut out)
+        }
+        (Input::Asdf(f), Input::Array(y)) => {
+            let p = input::pick_array(f, opts.pointer.as_deref())?;
+            compare_arrays(
+                &p,
+                input::asdf_array(f, &p).map_err(|e| e.to_string()),
+                Ok(y.clone()),
+                &mut out,
+            );
+        }
+        (Input::Array(x), Input::Asdf(f)) => {
+            let p = input::pick_array(f, opts.pointer.as_deref())?;
+            compare_arrays(
+                &p,
+                Ok(x.clone()),
+                input::asdf_array(f, &p).map_err(|e| e.to_string()),
+                &mut out,
+            );
+        }
+        _ => {
+            let (ja, jb) = (crate::awk::to_json_any(a)?, crate::awk::to_json_any(b)?);
+            if ja != jb {
+                out.push("the awkward arrays differ".into());
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn describe(a: &AnyArray) -> String {
+    format!("shape {:?} {}", a.shape(), a.datatype())
+}
+
+fn compare_arrays(
+    path: &str,
+    a: std::result::Result<AnyArray, String>,
+    b: std::result::Result<AnyArray, String>,
+    out: &mut Vec<String>,
+) {
+    let p = if path.is_empty() { "/" } else { path };
+    match (a, b) {
+        (Ok(x), Ok(y)) => {
+            if x.shape() != y.shape()
+                || x.datatype().without_byteorders() != y.datatype().without_byteorders()
+            {
+                out.push(format!(
+                    "{p}: arrays differ: {} != {}",
+                    describe(&x),
+                    describe(&y)
+                ));
+            } else if !x.equals_nan_aware(&y) {
+                out.push(format!("{p}: array values differ ({})", describe(&x)));
+            }
+        }
+        (Err(e), _) => out.push(format!("{p}: cannot read the first array: {e}")),
+        (_, Err(e)) => out.push(format!("{p}: cannot read the second array: {e}")),
+    }
+}
+
+struct Differ<'a> {
+    fa: &'a AsdfFile,
+    fb: &'a AsdfFile,
+    out: &'a mut Vec<String>,
+    opts: &'a DiffOptions,
+}
+
+fn read_with_mask(
+    f: &AsdfFile,
+    node: &Node,
+) -> std::result::Result<(AnyArray, Option<ndarray::ArrayD<bool>>), String> {
+    match asdf::array_kind(node) {
+        Some(ArrayKind::Chunked) => asdf::ndarray::ChunkedArray::from_node(node)
+            .and_then(|c| c.read(f))
+            .map(|a| (a, None))
+            .map_err(|e| e.to_string()),
+        _ => NdArrayMeta::from_node(node)
+            .and_then(|m| m.read_masked(f))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+fn short(node: &Node) -> String {
+    match scalar_text(node) {
+        Some(s) => {
+            let s: String = s.chars().take(80).collect();
+            format!("{s:?}")
+        }
+        None => format!("<{}>", node.kind()),
+    }
+}
+
+impl Differ<'_> {
+    fn push(&mut self, path: &str, msg: String) {
+        let p = if path.is_empty() { "/" } else { path };
+        self.out.push(format!("{p}: {msg}"));
+    }
+
+    fn node(&mut self, a: &Node, b: &Node, path: &mut String, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let (ka, kb) = (asdf::array_kind(a), asdf::array_kind(b));
+        if ka.is_some() || kb.is_some() {
+            if ka.is_none() || kb.is_none() {
+                self.push(
+                    path,
+                    format!(
+                        "an array on one side only ({} vs {})",
+                        kind_of(a),
+                        kind_of(b)
+                    ),
+                );
+                return;
+            }
+            let (ra, rb) = (read_with_mask(self.fa, a), read_with_mask(self.fb, b));
+            let (ma, mb) = (
+                ra.as_ref().ok().and_then(|r| r.1.clone()),
+                rb.as_ref().ok().and_then(|r| r.1.clone()),
+            );
+            let any = |m: &Option<ndarray::ArrayD<bool>>| {
+                m.as_ref().is_some_and(|m| m.iter().any(|&x| x))
+            };
+            if !(any(&ma) || any(&mb)) {
+                compare_arrays(path, ra.map(|r| r.0), rb.map(|r| r.0), self.out);
+                return;
+            }
+            match (ra, rb) {
+                (Ok((x, _)), Ok((y, _))) => {
+                    if x.shape() != y.shape()
+                        || x.datatype().without_byteorders() != y.datatype().without_byteorders()
+                    {
+                        self.push(
+                            path,
+                            format!("arrays differ: {} != {}", describe(&x), describe(&y)),
+                        );
+                    } else if ma != mb {
+                        self.push(path, "masks differ".into());
+                    } else if !masked_equal(&x, &y, ma.as_ref()) {
+                        self.push(
+                            path,
+                            format!("unmasked array values differ ({})", describe(&x)),
+                        );
+                    }
+                }
+                (a, b) => compare_arrays(path, a.map(|r| r.0), b.map(|r| r.0), self.out),
+            }
+            return;
+        }
+        // The root tag follows the ASDF Standard version: metadata.
+        if a.tag() != b.tag() && (depth > 0 || self.opts.include_metadata) {
+            self.push(
+                path,
+                format!(
+                    "tags differ: {} != {}",
+                    a.tag().map_or("(none)", short_tag),
+                    b.tag().map_or("(none)", short_tag)
+                ),
+            );
+        }
+        match (a.value(), b.value()) {
+            (Value::Map(ma), Value::Map(mb)) => {
+                let len = path.len();
+                for (k, va) in ma.iter() {
+                    let kt = key_text(k);
+                    if depth == 0
+                        && !self.opts.include_metadata
+                        && (kt == "asdf_library" || kt == "history")
+                    {
+                        continue;
+                    }
+                    path.push('/');
+                    path.push_str(&escape(&kt));
+                    match mb.get_node(k) {
+                        Some(vb) => self.node(va, vb, path, depth + 1),
+                        None => {
+                            let p = path.clone();
+                            self.push(&p, "only in the first file".into());
+                        }
+                    }
+                    path.truncate(len);
+                }
+                for (k, _) in mb.iter() {
+                    let kt = key_text(k);
+                    if depth == 0
+                        && !self.opts.include_metadata
+                        && (kt == "asdf_library" || kt == "history")
+                    {
+                        continue;
+                    }
+                    if ma.get_node(k).is_none() {
+                        let p = format!("{path}/{}", escape(&kt));
+                        self.push(&p, "only in the second file".into());
+                    }
+                }
+            }
+            (Value::Seq(sa), Value::Seq(sb)) => {
+                if sa.len() != sb.len() {
+                    self.push(
+                        path,
+                        format!("lists differ in length: {} != {}", sa.len(), sb.len()),
+                    );
+                }
+                let len = path.len();
+                for (i, (x, y)) in sa.iter().zip(sb.iter()).enumerate() {
+                    path.push_str(&format!("/{i}"));
+                    self.node(x, y, path, depth + 1);
+                    path.truncate(len);
+                }
+            }
+            (Value::Float(x), Value::Float(y)) => {
+                if !(x == y || (x.is_nan() && y.is_nan())) {
+                    self.push(path, format!("{} != {}", short(a), short(b)));
+                }
+            }
+            (x, y) => {
+                let same = match (x, y) {
+                    (Value::Map(_) | Value::Seq(_), _) | (_, Value::Map(_) | Value::Seq(_)) => {
+                        false
+                    }
+                    _ => Node::new(x.clone()) == Node::new(y.clone()),
+                };
+                if !same {
+                    self.push(path, format!("{} != {}", short(a), short(b)));
+                }
+            }
+        }
+    }
+}
+
+fn kind_of(n: &Node) -> String {
+    match n.tag() {
+        Some(t) => short_tag(t).to_string(),
+        None => n.kind().to_string(),
+    }
+}
+
+/// The elements of a nested-list data node at depth `ndim`, in C order.
+fn leaves(node: &Node, ndim: usize, out: &mut Vec<Node>) {
+    match (ndim, node.value()) {
+        (0, _) => out.push(node.clone()),
+        (_, Value::Seq(items)) => items.iter().for_each(|n| leaves(n, ndim - 1, out)),
+        _ => out.push(node.clone()),
+    }
+}
+
+/// Whether `x` and `y` (same shape and datatype) agree wherever `mask` is false.
+fn masked_equal(x: &AnyArray, y: &AnyArray, mask: Option<&ndarray::ArrayD<bool>>) -> bool {
+    let (Ok(dx), Ok(dy)) = (x.to_data_node(), y.to_data_node()) else {
+        return false;
+    };
+    let (mut lx, mut ly) = (Vec::new(), Vec::new());
+    leaves(&dx, x.shape().len(), &mut lx);
+    leaves(&dy, y.shape().len(), &mut ly);
+    if lx.len() != ly.len() {
+        return false;
+    }
+    let masked: Vec<bool> = match mask {
+        Some(m) if m.len() == lx.len() => m.iter().copied().collect(),
+        _ => vec![false; lx.len()],
+    };
+    lx.iter()
+        .zip(&ly)
+        .zip(masked)
+        .all(|((a, b), m)| m || a == b)
+}

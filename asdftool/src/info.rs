@@ -1,0 +1,401 @@
+//! `info`: the tree rendered like Python's `asdftool info`, the blocks table, or JSON.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use asdf::ndarray::{ChunkedArray, Mask, NdArrayMeta, Source};
+use asdf::yaml::{Node, Value};
+use asdf::{ArrayKind, AsdfFile};
+use serde_json::json;
+
+use crate::error::{CliError, Result};
+use crate::input;
+use crate::sniff::{sniff_path, Format};
+use crate::tree::{key_text, scalar_text, to_json, type_name, MAX_DEPTH};
+
+/// Options of `info`.
+#[derive(Clone, Debug, Default)]
+pub struct InfoOptions {
+    /// Stop the tree after this many lines.
+    pub max_rows: Option<usize>,
+    /// Print the block table.
+    pub show_blocks: bool,
+    /// Print JSON instead of text.
+    pub json: bool,
+}
+
+/// Runs `info` on `path`, returning the text to print.
+pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
+    match sniff_path(path)? {
+        Format::Asdf => asdf_info(&input::open_asdf(path)?, opts),
+        Format::RawArray => ra_info(path, opts),
+        Format::Npy => npy_info(path, opts),
+        Format::Awkd => crate::awk::info(path, opts.json),
+    }
+}
+
+/// Describes an array node in one line, and as JSON.
+pub fn describe_array(file: &AsdfFile, node: &Node) -> (String, serde_json::Value) {
+    match asdf::array_kind(node) {
+        Some(ArrayKind::Chunked) => match ChunkedArray::from_node(node) {
+            Ok(c) => {
+                let text = format!(
+                    "shape {:?}, {}, chunked ({} chunks)",
+                    c.shape,
+                    c.datatype,
+                    c.chunks.len()
+                );
+                let j = json!({"kind": "chunked", "shape": c.shape, "datatype": c.datatype.to_string(),
+                               "chunks": c.chunks.len()});
+                (text, j)
+            }
+            Err(e) => (
+                format!("invalid chunked ndarray: {e}"),
+                json!({"error": e.to_string()}),
+            ),
+        },
+        _ => match NdArrayMeta::from_node(node) {
+            Ok(m) => describe_meta(file, &m),
+            Err(e) => (
+                format!("invalid ndarray: {e}"),
+                json!({"error": e.to_string()}),
+            ),
+        },
+    }
+}
+
+fn describe_meta(file: &AsdfFile, m: &NdArrayMeta) -> (String, serde_json::Value) {
+    let shape = match (&m.shape, m.streamed) {
+        (Some(s), true) => format!(
+            "['*'{}]",
+            s.iter().map(|d| format!(", {d}")).collect::<String>()
+        ),
+        (Some(s), false) => format!("{s:?}"),
+        (None, _) => "(inferred)".into(),
+    };
+    let dt = m
+        .datatype
+        .as_ref()
+        .map_or_else(|| "(inferred)".to_string(), |d| d.to_string());
+    let (storage, compression) = match &m.source {
+        None => ("inline".to_string(), None),
+        Some(Source::External(uri)) => (format!("external {uri}"), None),
+        Some(Source::Block(i)) => {
+            let comp = file
+                .blocks()
+                .info(*i)
+                .ok()
+                .map(|b| b.header.compression.to_string());
+            let s = if m.streamed {
+                format!("streamed block {i}")
+            } else {
+                format!("block {i}")
+            };
+            (s, comp)
+        }
+    };
+    let mut text = format!("shape {shape}, {dt}");
+    if m.source.is_some() && m.datatype.as_ref().is_some_and(|d| d.has_byteorder()) {
+        let _ = write!(text, ", {}", m.byteorder.name());
+    }
+    let _ = write!(text, ", {storage}");
+    if let Some(c) = &compression {
+        let _ = write!(text, " ({c})");
+    }
+    if m.offset != 0 || m.strides.is_some() {
+        let _ = write!(text, ", view (offset {}", m.offset);
+        if let Some(s) = &m.strides {
+            let _ = write!(text, ", strides {s:?}");
+        }
+        text.push(')');
+    }
+    let mask = match &m.mask {
+        None => None,
+        Some(Mask::Sentinel(n)) => Some(format!("sentinel {}", scalar_text(n).unwrap_or_default())),
+        Some(Mask::Array(_)) => Some("array".to_string()),
+    };
+    if let Some(mk) = &mask {
+        let _ = write!(text, ", masked ({mk})");
+    }
+    let j = json!({
+        "kind": "ndarray",
+        "shape": m.shape,
+        "streamed": m.streamed,
+        "datatype": dt,
+        "byteorder": m.byteorder.name(),
+        "storage": storage,
+        "compression": compression,
+        "offset": m.offset,
+        "strides": m.strides,
+        "mask": mask,
+    });
+    (text, j)
+}
+
+struct Renderer<'a> {
+    file: &'a AsdfFile,
+    out: String,
+    rows: usize,
+    max_rows: usize,
+    truncated: bool,
+}
+
+impl Renderer<'_> {
+    fn line(&mut self, text: String) -> bool {
+        if self.rows >= self.max_rows {
+            self.truncated = true;
+            return false;
+        }
+        self.rows += 1;
+        self.out.push_str(&text);
+        self.out.push('\n');
+        true
+    }
+
+    fn node(
+        &mut self,
+        prefix: &str,
+        connector: &str,
+        child_prefix: &str,
+        name: &str,
+        node: &Node,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let ty = type_name(node);
+        let anchor = if node.is_shared() { " &" } else { "" };
+        if asdf::array_kind(node).is_some() {
+            let (desc, _) = describe_array(self.file, node);
+            self.line(format!("{prefix}{connector}{name} ({ty}){anchor}: {desc}"));
+            return;
+        }
+        let text = match scalar_text(node) {
+            Some(s) => format!("{prefix}{connector}{name} ({ty}){anchor}: {}", one_line(&s)),
+            None => format!("{prefix}{connector}{name} ({ty}){anchor}"),
+        };
+        if !self.line(text) {
+            return;
+        }
+        let children: Vec<(String, &Node)> = match node.value() {
+            Value::Map(m) => m.iter().map(|(k, v)| (key_text(k), v)).collect(),
+            Value::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("[{i}]"), v))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let n = children.len();
+        let inner = format!("{prefix}{child_prefix}");
+        for (i, (k, v)) in children.into_iter().enumerate() {
+            let last = i + 1 == n;
+            let (c, cp) = if last {
+                ("└─", "  ")
+            } else {
+                ("├─", "│ ")
+            };
+            self.node(&inner, c, cp, &k, v, depth + 1);
+            if self.truncated {
+                return;
+            }
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let mut t: String = s.chars().take(200).collect();
+    if t.len() < s.len() {
+        t.push('…');
+    }
+    t.replace('\n', "\\n")
+}
+
+fn checksum_hex(c: &[u8; 16]) -> String {
+    c.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `info` of an open ASDF file.
+pub fn asdf_info(file: &AsdfFile, opts: &InfoOptions) -> Result<String> {
+    if opts.json {
+        let arrays: Vec<serde_json::Value> = file
+            .arrays()
+            .iter()
+            .filter_map(|(p, _)| {
+                let node = file.pointer(p)?;
+                let (_, mut j) = describe_array(file, node);
+                j["pointer"] = json!(p);
+                Some(j)
+            })
+            .collect();
+        let blocks: Vec<serde_json::Value> = file
+            .blocks()
+            .blocks()
+            .iter()
+            .map(|b| {
+                json!({
+                    "index": b.index, "offset": b.offset, "data_offset": b.data_offset,
+                    "flags": b.header.flags, "streamed": b.header.is_streamed(),
+                    "compression": b.header.compression.to_string(),
+                    "allocated_size": b.header.allocated_size, "used_size": b.header.used_size,
+                    "data_size": b.data_size(), "checksum": checksum_hex(&b.header.checksum),
+                })
+            })
+            .collect();
+        let j = json!({
+            "format": "asdf",
+            "asdf_standard": file.standard_version(),
+            "comments": file.comments(),
+            "tree": to_json(file.tree(), 0),
+            "arrays": arrays,
+            "blocks": blocks,
+            "block_index": file.blocks().layout().index_offset,
+            "warnings": file.warnings(),
+        });
+        return serde_json::to_string_pretty(&j)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::Unsupported(e.to_string()));
+    }
+    let mut r = Renderer {
+        file,
+        out: String::new(),
+        rows: 0,
+        max_rows: opts.max_rows.unwrap_or(usize::MAX),
+        truncated: false,
+    };
+    r.node("", "", "", "root", file.tree(), 0);
+    let mut out = r.out;
+    if r.truncated {
+        out.push_str("Some nodes not shown (use --max-rows to see more).\n");
+    }
+    for w in file.warnings() {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if opts.show_blocks {
+        let blocks = file.blocks().blocks();
+        let _ = writeln!(
+            out,
+            "\n{} block(s){}",
+            blocks.len(),
+            match file.blocks().layout().index_offset {
+                Some(o) => format!(", block index at byte {o}"),
+                None => ", no block index".to_string(),
+            }
+        );
+        if !blocks.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:>5} {:>12} {:>21} {:>5} {:>14} {:>14} {:>14}  checksum",
+                "block", "offset", "flags", "label", "allocated", "used", "data_size"
+            );
+        }
+        for b in blocks {
+            let flags = if b.header.is_streamed() {
+                format!("{:#010x}", b.header.flags) + " (streamed)"
+            } else {
+                format!("{:#010x}", b.header.flags)
+            };
+            let _ = writeln!(
+                out,
+                "{:>5} {:>12} {:>21} {:>5} {:>14} {:>14} {:>14}  {}",
+                b.index,
+                b.offset,
+                flags,
+                b.header.compression.to_string(),
+                b.header.allocated_size,
+                b.header.used_size,
+                b.data_size(),
+                checksum_hex(&b.header.checksum)
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn ra_info(path: &Path, opts: &InfoOptions) -> Result<String> {
+    let ra = input::open_ra(path)?;
+    let h = ra.header();
+    let info = ra.info();
+    let asdf_type = rawarray::asdf::kind_to_asdf(ra.kind(), ra.data_byte_order(), ra.dims(), None)
+        .ok()
+        .map(|m| (m.array.datatype.to_string(), m.array.shape, m.exact));
+    let order = match ra.data_byte_order() {
+        rawarray::ByteOrder::Little => "little",
+        rawarray::ByteOrder::Big => "big",
+    };
+    if opts.json {
+        let j = json!({
+            "format": "rawarray",
+            "flags": h.flags, "eltype": h.eltype, "elbyte": h.elbyte, "size": h.size,
+            "ndims": h.dims.len(), "dims": h.dims,
+            "kind": ra.kind().to_string(), "byteorder": order,
+            "encoding": format!("{:?}", info.encoding), "layout": format!("{:?}", info.layout),
+            "trailer_bytes": ra.trailer().len(),
+            "asdf_datatype": asdf_type.as_ref().map(|t| t.0.clone()),
+            "asdf_shape": asdf_type.as_ref().map(|t| t.1.clone()),
+            "warnings": ra.warnings().iter().map(|w| format!("{w:?}")).collect::<Vec<_>>(),
+        });
+        return Ok(serde_json::to_string_pretty(&j).unwrap_or_default() + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "RawArray file {}", path.display());
+    let _ = writeln!(out, "  layout:   {:?}", info.layout);
+    let _ = writeln!(out, "  flags:    {:#x}", h.flags);
+    let _ = writeln!(out, "  eltype:   {}", h.eltype);
+    let _ = writeln!(out, "  elbyte:   {}", h.elbyte);
+    let _ = writeln!(out, "  size:     {}", h.size);
+    let _ = writeln!(out, "  ndims:    {}", h.dims.len());
+    let _ = writeln!(out, "  dims:     {:?} (first fastest)", h.dims);
+    let _ = writeln!(out, "  element:  {} ({order}-endian)", ra.kind());
+    let _ = writeln!(out, "  encoding: {:?}", info.encoding);
+    if let Some((dt, shape, exact)) = asdf_type {
+        let _ = writeln!(
+            out,
+            "  as ASDF:  {dt}, shape {shape:?}{}",
+            if exact {
+                ""
+            } else {
+                " (raw bytes: ASDF has no such type)"
+            }
+        );
+    }
+    if !ra.trailer().is_empty() {
+        let _ = writeln!(out, "  trailer:  {} bytes", ra.trailer().len());
+    }
+    for w in ra.warnings() {
+        let _ = writeln!(out, "  warning:  {w:?}");
+    }
+    Ok(out)
+}
+
+fn npy_info(path: &Path, opts: &InfoOptions) -> Result<String> {
+    let bytes = input::read_bytes(path)?;
+    let h = crate::npy::parse_header(&bytes).map_err(|e| CliError::invalid(path, e))?;
+    let dt = h.datatype().ok();
+    if opts.json {
+        let j = json!({
+            "format": "npy", "version": format!("{}.{}", h.version.0, h.version.1),
+            "descr": h.descr, "fortran_order": h.fortran_order, "shape": h.shape,
+            "data_offset": h.data_offset,
+            "asdf_datatype": dt.as_ref().map(|d| d.0.to_string()),
+        });
+        return Ok(serde_json::to_string_pretty(&j).unwrap_or_default() + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "NumPy file {} (format {}.{})",
+        path.display(),
+        h.version.0,
+        h.version.1
+    );
+    let _ = writeln!(out, "  descr:         {}", h.descr);
+    let _ = writeln!(out, "  fortran_order: {}", h.fortran_order);
+    let _ = writeln!(out, "  shape:         {:?}", h.shape);
+    let _ = writeln!(out, "  data offset:   {}", h.data_offset);
+    if let Some((d, o)) = dt {
+        let _ = writeln!(out, "  as ASDF:       {d}, {}", o.name());
+    }
+    Ok(out)
+}

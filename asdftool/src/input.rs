@@ -1,0 +1,172 @@
+//! Opening inputs: ASDF files, and single-array files (`.ra`, `.npy`) as arrays.
+
+use std::path::Path;
+
+use asdf::ndarray::{AnyArray, ByteOrder, Datatype};
+use asdf::AsdfFile;
+use rawarray::asdf::{AsdfArrayType, AsdfDatatype, AsdfScalar, BoolCode};
+use rawarray::RawArray;
+
+use crate::error::{CliError, Result};
+use crate::sniff::{sniff_path, Format};
+
+/// Checks that `path` can be opened for reading (so that a missing file is an I/O error, exit
+/// status 2, not an invalid file).
+pub fn check_readable(path: &Path) -> Result<()> {
+    let f = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
+    let md = f.metadata().map_err(|e| CliError::io(path, e))?;
+    if md.is_dir() {
+        return Err(CliError::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens an ASDF file (memory-mapped).
+pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
+    check_readable(path)?;
+    AsdfFile::open(path).map_err(|e| CliError::Invalid(e.to_string()))
+}
+
+/// Reads the file at `path` as bytes.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    check_readable(path)?;
+    std::fs::read(path).map_err(|e| CliError::io(path, e))
+}
+
+/// An opened input of any format.
+pub enum Input {
+    /// An ASDF file.
+    Asdf(Box<AsdfFile>),
+    /// A single array (from `.ra` or `.npy`).
+    Array(AnyArray),
+    /// An Awkward Array 0.x file.
+    Awkd,
+}
+
+/// Opens `path`, sniffing its format.
+pub fn open_any(path: &Path) -> Result<(Format, Input)> {
+    let fmt = sniff_path(path)?;
+    let input = match fmt {
+        Format::Asdf => Input::Asdf(Box::new(open_asdf(path)?)),
+        Format::RawArray => Input::Array(read_ra(path)?),
+        Format::Npy => Input::Array(crate::npy::read(&read_bytes(path)?)?.0),
+        Format::Awkd => Input::Awkd,
+    };
+    Ok((fmt, input))
+}
+
+/// Opens a RawArray file.
+pub fn open_ra(path: &Path) -> Result<RawArray> {
+    check_readable(path)?;
+    RawArray::open(path, &rawarray::ReadOptions::default()).map_err(|e| CliError::invalid(path, e))
+}
+
+/// Reads a RawArray file as an array (dims reversed into a row-major shape).
+pub fn read_ra(path: &Path) -> Result<AnyArray> {
+    let ra = open_ra(path)?;
+    ra_to_any(&ra).map_err(|e| match e {
+        CliError::Invalid(m) => CliError::invalid(path, m),
+        other => other,
+    })
+}
+
+fn nd_order(o: rawarray::ByteOrder) -> ByteOrder {
+    match o {
+        rawarray::ByteOrder::Little => ByteOrder::Little,
+        rawarray::ByteOrder::Big => ByteOrder::Big,
+    }
+}
+
+/// The array of a RawArray file; kinds ASDF lacks become `uint8` bytes with an extra axis.
+pub fn ra_to_any(ra: &RawArray) -> Result<AnyArray> {
+    let m = rawarray::asdf::kind_to_asdf(ra.kind(), ra.data_byte_order(), ra.dims(), None)
+        .map_err(|e| CliError::Unsupported(e.to_string()))?;
+    let dt_node = asdf::yaml::parse_str(&m.array.datatype.to_string())
+        .map_err(|e| CliError::Unsupported(e.to_string()))?;
+    let dt = Datatype::from_node(&dt_node).map_err(|e| CliError::Unsupported(e.to_string()))?;
+    let shape = m
+        .array
+        .shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|_| CliError::Invalid("dims do not fit this machine".into()))?;
+    crate::npy::decode(
+        ra.data_bytes(),
+        &shape,
+        &dt,
+        nd_order(ra.data_byte_order()),
+        false,
+    )
+}
+
+/// The RawArray holding `a` (dims = reversed shape, data bytes unchanged).
+pub fn any_to_ra(a: &AnyArray) -> Result<RawArray> {
+    let dt = a.datatype();
+    let scalar = match &dt {
+        Datatype::Scalar(s) => AsdfScalar::from_name(s.name()),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        CliError::Unsupported(format!("{dt} arrays have no RawArray equivalent here"))
+    })?;
+    let order = if cfg!(target_endian = "big") {
+        rawarray::ByteOrder::Big
+    } else {
+        rawarray::ByteOrder::Little
+    };
+    let t = AsdfArrayType {
+        datatype: AsdfDatatype::Scalar(scalar),
+        byteorder: order,
+        shape: a.shape().iter().map(|&d| d as u64).collect(),
+    };
+    let h = rawarray::asdf::asdf_to_header(&t, BoolCode::Julia)
+        .map_err(|e| CliError::Unsupported(e.to_string()))?;
+    let kind = h.kind().map_err(|e| CliError::Unsupported(e.to_string()))?;
+    let bytes = crate::npy::native_bytes(a)?;
+    RawArray::from_raw_bytes(kind, order, &h.dims, bytes)
+        .map_err(|e| CliError::Unsupported(e.to_string()))
+}
+
+/// Reads the array at `pointer` of an ASDF file (with its mask applied: nothing is dropped,
+/// the mask is ignored for the values).
+pub fn asdf_array(file: &AsdfFile, pointer: &str) -> Result<AnyArray> {
+    file.read(pointer)
+        .map_err(|e| CliError::Invalid(e.to_string()))
+}
+
+/// Which array of an ASDF file a single-array operation uses: `pointer` if given, else `/data`
+/// when it is an array, else the only array.
+pub fn pick_array(file: &AsdfFile, pointer: Option<&str>) -> Result<String> {
+    let arrays = file.arrays();
+    if let Some(p) = pointer {
+        return if arrays.iter().any(|(q, _)| q == p) {
+            Ok(p.to_string())
+        } else if file.pointer(p).is_some() {
+            Err(CliError::Usage(format!(
+                "the node at {p:?} is not an array"
+            )))
+        } else {
+            Err(CliError::Usage(format!("nothing in the tree at {p:?}")))
+        };
+    }
+    if arrays.iter().any(|(q, _)| q == "/data") {
+        return Ok("/data".into());
+    }
+    match arrays.as_slice() {
+        [(only, _)] => Ok(only.clone()),
+        [] => Err(CliError::Usage("the file has no arrays".into())),
+        many => Err(CliError::Usage(format!(
+            "the file has {} arrays and none at /data: choose one with --pointer ({})",
+            many.len(),
+            many.iter()
+                .take(8)
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}

@@ -1,0 +1,434 @@
+//! `asdftool`: the command-line tool over ASDF, RawArray, NumPy and Awkward Array files.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use asdftool::error::{CliError, Result};
+use clap::{Parser, Subcommand};
+
+/// Inspect, verify, compare and convert ASDF, RawArray (.ra), NumPy (.npy) and Awkward Array
+/// 0.x (.awkd) files. Input formats are recognised by their magic bytes.
+///
+/// Exit status: 0 success, 1 the answer is "no" (files differ, nothing found, verification
+/// failed) or an input is invalid, 2 usage or I/O error.
+#[derive(Parser, Debug)]
+#[command(name = "asdftool", version, propagate_version = true)]
+struct Cli {
+    /// Print nothing but results and errors (no progress bars).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Print more detail (per block and per array).
+    #[arg(short, long, global = true)]
+    verbose: bool,
+    /// Use at most N threads for decoding and compression.
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Verb,
+}
+
+#[derive(Subcommand, Debug)]
+enum Verb {
+    /// Show the tree (keys, tags, scalars, arrays as shape/datatype/storage), and optionally the
+    /// blocks; for .ra/.npy the header, for .awkd the arrays and their types.
+    Info {
+        /// The file.
+        file: PathBuf,
+        /// Show at most N lines of the tree.
+        #[arg(long, value_name = "N")]
+        max_rows: Option<usize>,
+        /// Also show every block: offset, flags, compression label, sizes, checksum.
+        #[arg(long)]
+        show_blocks: bool,
+        /// Print JSON (tree, arrays, blocks) for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decode every block, check every checksum (both MD5 conventions), read every array
+    /// (chunked, streamed, external, masked) and resolve every reference; exit 1 on any failure.
+    Verify {
+        /// The file.
+        file: PathBuf,
+    },
+    /// Write the same tree with every array inline and no blocks.
+    #[command(alias = "to_yaml")]
+    ToYaml {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Rewrite with every array in its own contiguous internal block and no unused space,
+    /// optionally compressed; tree, tags, references and anchors are kept.
+    Defragment {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The output file (may be the input: it is replaced atomically).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compression of every array: none, zlib, bzp2, lz4, lz4f, zstd, blsc, xz.
+        #[arg(short = 'c', long, value_name = "LABEL")]
+        compress: Option<String>,
+        /// Compression level (codec-specific).
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        level: Option<i32>,
+    },
+    /// Move every array to its own external ASDF file (<output stem>NNNN.asdf) next to the output.
+    Explode {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Gather external arrays (and all others) into internal blocks of one file.
+    Implode {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Compare two files by content: exit 0 when equal, 1 when they differ (each difference
+    /// printed with its JSON Pointer). Arrays compare by value (NaN equals NaN) whatever their
+    /// storage, compression, byte order or layout; a .ra or .npy file compares with an ASDF array.
+    Diff {
+        /// The first file.
+        a: PathBuf,
+        /// The second file.
+        b: PathBuf,
+        /// Also compare asdf_library and history.
+        #[arg(short = 'm', long)]
+        include_metadata: bool,
+        /// The ASDF array compared with a single-array file (default /data, or the only array).
+        #[arg(long, value_name = "POINTER")]
+        pointer: Option<String>,
+    },
+    /// Convert by extension between .asdf, .ra, .npy and .awkd. A single array becomes an ASDF
+    /// tree with the array at /data.
+    Convert {
+        /// The input file.
+        input: PathBuf,
+        /// The output file (.asdf, .ra, .npy or .awkd).
+        output: PathBuf,
+        /// From ASDF: the array to convert (default /data, or the only array).
+        #[arg(long, value_name = "POINTER")]
+        pointer: Option<String>,
+        /// Compression of ASDF output blocks: none, zlib, bzp2, lz4, lz4f, zstd, blsc, xz.
+        #[arg(short = 'c', long, value_name = "LABEL")]
+        compress: Option<String>,
+        /// Compression level (codec-specific).
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        level: Option<i32>,
+        /// Name of the array in .awkd files.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Edit the YAML tree in $VISUAL/$EDITOR; written back in place when it fits in the padding
+    /// before the first block, else the file is rewritten atomically. Invalid YAML is refused
+    /// and the file left unchanged.
+    Edit {
+        /// The ASDF file.
+        file: PathBuf,
+    },
+    /// Print the JSON Pointers of matching nodes (exit 1 when none match).
+    Search {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Regular expression the key (or list index) must match.
+        #[arg(long)]
+        key: Option<String>,
+        /// Type: str, int, float, bool, null, dict, list, ndarray, or part of a tag.
+        #[arg(long = "type", value_name = "TYPE")]
+        type_: Option<String>,
+        /// Scalar value (compared as text, numbers numerically).
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// List the tags this build understands.
+    Tags,
+    /// List the compression labels (codecs) this build understands.
+    Extensions,
+    /// Awkward Array 0.x verbs.
+    Awkward {
+        #[command(subcommand)]
+        verb: AwkVerb,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AwkVerb {
+    /// Print an array of an .awkd file as JSON (records as objects, missing as null).
+    ToJson {
+        /// The .awkd file.
+        file: PathBuf,
+        /// The array's name (default: the only one).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Infer a type from JSON (int64, float64, bool, string, list, record, option, union) and
+    /// write an .awkd file awkward0 0.15.5 reads to the same values.
+    FromJson {
+        /// The JSON file.
+        input: PathBuf,
+        /// The .awkd file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The array's name.
+        #[arg(long, default_value = "data")]
+        name: String,
+    },
+}
+
+const TAGS: &[&str] = &[
+    "tag:stsci.edu:asdf/core/asdf-1.0.0",
+    "tag:stsci.edu:asdf/core/asdf-1.1.0",
+    "tag:stsci.edu:asdf/core/ndarray-1.0.0",
+    "tag:stsci.edu:asdf/core/ndarray-1.1.0",
+    asdf::ndarray::CHUNKED_TAG,
+    asdf::ndarray::CHUNK_TAG,
+    asdf::ndarray::COMPLEX_TAG,
+    "tag:stsci.edu:asdf/core/integer-1.0.0",
+    asdf::ndarray::INTEGER_TAG,
+    "tag:stsci.edu:asdf/core/software-1.0.0",
+    "tag:stsci.edu:asdf/core/history_entry-1.0.0",
+    "tag:stsci.edu:asdf/core/extension_metadata-1.0.0",
+];
+
+fn out(text: &str) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text.as_bytes()).and_then(|_| o.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::io(std::path::Path::new("<stdout>"), e)),
+    }
+}
+
+fn label(c: &Option<String>) -> Result<Option<asdf::block::Label>> {
+    c.as_deref().map(asdftool::rewrite::parse_label).transpose()
+}
+
+/// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
+fn run(cli: Cli) -> Result<bool> {
+    use asdftool::rewrite::{rewrite, Mode};
+    asdftool::progress::set_quiet(cli.quiet);
+    if let Some(n) = cli.threads {
+        if n == 0 {
+            return Err(CliError::Usage("--threads must be at least 1".into()));
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| CliError::Usage(format!("--threads: {e}")))?;
+    }
+    let say = |msg: String| {
+        if !cli.quiet {
+            eprintln!("{msg}");
+        }
+    };
+    match &cli.command {
+        Verb::Info {
+            file,
+            max_rows,
+            show_blocks,
+            json,
+        } => {
+            let opts = asdftool::info::InfoOptions {
+                max_rows: *max_rows,
+                show_blocks: *show_blocks,
+                json: *json,
+            };
+            out(&asdftool::info::info(file, &opts)?)?;
+        }
+        Verb::Verify { file } => {
+            let r = asdftool::verify::verify(file, cli.verbose)?;
+            let mut text = String::new();
+            for l in &r.lines {
+                if cli.verbose || l.starts_with("FAILED") || l.starts_with("warning") {
+                    text.push_str(l);
+                    text.push('\n');
+                }
+            }
+            if r.failures == 0 {
+                if !cli.quiet {
+                    text.push_str(&format!(
+                        "OK: {} blocks and {} arrays verified in {}\n",
+                        r.blocks,
+                        r.arrays,
+                        file.display()
+                    ));
+                }
+                out(&text)?;
+            } else {
+                out(&text)?;
+                eprintln!("{}: {} failure(s)", file.display(), r.failures);
+                return Ok(false);
+            }
+        }
+        Verb::ToYaml { file, output } => {
+            let s = rewrite(file, output, Mode::Inline)?;
+            say(format!(
+                "wrote {} ({} arrays inline)",
+                output.display(),
+                s.arrays
+            ));
+        }
+        Verb::Defragment {
+            file,
+            output,
+            compress,
+            level,
+        } => {
+            let compression = label(compress)?.unwrap_or(asdf::block::Label::NONE);
+            let s = rewrite(
+                file,
+                output,
+                Mode::Blocks {
+                    compression,
+                    level: *level,
+                },
+            )?;
+            say(format!("wrote {} ({} arrays)", output.display(), s.arrays));
+        }
+        Verb::Explode { file, output } => {
+            let s = rewrite(file, output, Mode::External)?;
+            say(format!(
+                "wrote {} and {} external array files",
+                output.display(),
+                s.arrays
+            ));
+        }
+        Verb::Implode { file, output } => {
+            let mode = Mode::Blocks {
+                compression: asdf::block::Label::NONE,
+                level: None,
+            };
+            let s = rewrite(file, output, mode)?;
+            say(format!(
+                "wrote {} ({} arrays in internal blocks)",
+                output.display(),
+                s.arrays
+            ));
+        }
+        Verb::Diff {
+            a,
+            b,
+            include_metadata,
+            pointer,
+        } => {
+            let opts = asdftool::diff::DiffOptions {
+                include_metadata: *include_metadata,
+                pointer: pointer.clone(),
+            };
+            let d = asdftool::diff::diff(a, b, &opts)?;
+            let mut text = String::new();
+            for l in &d {
+                text.push_str(l);
+                text.push('\n');
+            }
+            out(&text)?;
+            return Ok(d.is_empty());
+        }
+        Verb::Convert {
+            input,
+            output,
+            pointer,
+            compress,
+            level,
+            name,
+        } => {
+            let opts = asdftool::convert::ConvertOptions {
+                pointer: pointer.clone(),
+                compression: label(compress)?,
+                level: *level,
+                name: name.clone(),
+            };
+            say(asdftool::convert::convert(input, output, &opts)?);
+        }
+        Verb::Edit { file } => {
+            use asdftool::edit::Outcome;
+            match asdftool::edit::edit(file)? {
+                Outcome::Unchanged => say(format!("{}: no changes", file.display())),
+                Outcome::InPlace => say(format!("{}: tree updated in place", file.display())),
+                Outcome::Rewritten => say(format!(
+                    "{}: file rewritten with the new tree",
+                    file.display()
+                )),
+            }
+        }
+        Verb::Search {
+            file,
+            key,
+            type_,
+            value,
+        } => {
+            let f = asdftool::input::open_asdf(file)?;
+            let q = asdftool::search::Query {
+                key: key.clone(),
+                type_: type_.clone(),
+                value: value.clone(),
+            };
+            let found = asdftool::search::search(f.tree(), &q)?;
+            let mut text = String::new();
+            for p in &found {
+                text.push_str(p);
+                text.push('\n');
+            }
+            out(&text)?;
+            return Ok(!found.is_empty());
+        }
+        Verb::Tags => {
+            let mut text = String::new();
+            for t in TAGS {
+                text.push_str(t);
+                text.push('\n');
+            }
+            out(&text)?;
+        }
+        Verb::Extensions => {
+            let reg = asdf::block::CodecRegistry::default();
+            let mut text = String::from("compression labels:\n");
+            for l in reg.labels() {
+                text.push_str(&format!("  {l}\n"));
+            }
+            text.push_str("formats: asdf, rawarray (.ra), npy, awkd\n");
+            out(&text)?;
+        }
+        Verb::Awkward { verb } => match verb {
+            AwkVerb::ToJson { file, name } => {
+                let v = asdftool::awk::to_json(file, name.as_deref())?;
+                out(&(v.to_string() + "\n"))?;
+            }
+            AwkVerb::FromJson {
+                input,
+                output,
+                name,
+            } => {
+                asdftool::awk::from_json(input, output, name)?;
+                say(format!("wrote {}", output.display()));
+            }
+        },
+    }
+    Ok(true)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("asdftool: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
