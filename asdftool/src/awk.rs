@@ -111,9 +111,85 @@ pub fn read_named(path: &Path, name: Option<&str>) -> Result<(String, Layout)> {
     Ok((name, l))
 }
 
-/// `awkward to-json`: the named array as JSON.
+/// `awkward to-json`: the named array as JSON, from an `.awkd` file or from an ASDF file
+/// holding awkward arrays (`--name` is then the JSON Pointer or top-level key of the array).
 pub fn to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
+    if crate::sniff::sniff_path(path)? == crate::sniff::Format::Asdf {
+        return asdf_to_json(path, name);
+    }
     let (_, l) = read_named(path, name)?;
+    l.to_json().map_err(|e| CliError::invalid(path, e))
+}
+
+/// The JSON Pointers of every awkward array stored in an ASDF tree.
+fn awkward_pointers(
+    node: &asdf::yaml::Node,
+    path: &mut String,
+    out: &mut Vec<String>,
+    depth: usize,
+) {
+    if depth > crate::tree::MAX_DEPTH {
+        return;
+    }
+    if node.tag() == Some(asdf_awkward::AWKWARD0_TAG) {
+        out.push(path.clone());
+        return;
+    }
+    let len = path.len();
+    match node.value() {
+        asdf::yaml::Value::Map(m) => {
+            for (k, v) in m.iter() {
+                path.push('/');
+                path.push_str(&crate::tree::escape(&crate::tree::key_text(k)));
+                awkward_pointers(v, path, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        asdf::yaml::Value::Seq(items) => {
+            for (i, v) in items.iter().enumerate() {
+                path.push_str(&format!("/{i}"));
+                awkward_pointers(v, path, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn asdf_to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
+    let f = crate::input::open_asdf(path)?;
+    let mut found = Vec::new();
+    awkward_pointers(f.tree(), &mut String::new(), &mut found, 0);
+    let pointer = match name {
+        Some(n) => {
+            let p = if n.starts_with('/') {
+                n.to_string()
+            } else {
+                format!("/{}", crate::tree::escape(n))
+            };
+            if !found.contains(&p) {
+                return Err(CliError::Usage(format!(
+                    "{} has no awkward array at {p:?} (it has: {})",
+                    path.display(),
+                    found.join(", ")
+                )));
+            }
+            p
+        }
+        None => match found.as_slice() {
+            [only] => only.clone(),
+            [] => return Err(CliError::invalid(path, "the file holds no awkward arrays")),
+            many => {
+                return Err(CliError::Usage(format!(
+                    "{} holds several awkward arrays, choose one with --name: {}",
+                    path.display(),
+                    many.join(", ")
+                )))
+            }
+        },
+    };
+    let l = asdf_awkward::from_asdf(&f, &pointer, &asdf_awkward::ReadOptions::default())
+        .map_err(|e| CliError::invalid(path, e))?;
     l.to_json().map_err(|e| CliError::invalid(path, e))
 }
 

@@ -147,6 +147,25 @@ enum Verb {
         #[arg(long)]
         value: Option<String>,
     },
+    /// Validate the tree: built-in checks of the core tags, then every tagged node against its
+    /// tag's schema (from --schemas, ASDF_SCHEMA_PATH and an installed Python asdf_standard),
+    /// then a custom schema. Exit 0 when valid, 1 with every violation listed.
+    Validate {
+        /// The ASDF file.
+        file: PathBuf,
+        /// A custom schema for the whole tree (YAML or JSON).
+        #[arg(long)]
+        schema: Option<PathBuf>,
+        /// A directory of schemas and manifests (repeatable).
+        #[arg(long = "schemas", value_name = "DIR")]
+        schemas: Vec<PathBuf>,
+        /// The Python interpreter whose asdf_standard schemas to use.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Only the built-in checks (no schema files).
+        #[arg(long)]
+        builtin_only: bool,
+    },
     /// List the tags this build understands.
     Tags,
     /// List the compression labels (codecs) this build understands.
@@ -379,6 +398,32 @@ fn run(cli: Cli) -> Result<bool> {
             }
             out(&text)?;
             return Ok(!found.is_empty());
+        }
+        Verb::Validate {
+            file,
+            schema,
+            schemas,
+            python,
+            builtin_only,
+        } => {
+            let opts = if *builtin_only {
+                asdf_schema::ValidateOptions::builtin_only()
+            } else {
+                asdf_schema::ValidateOptions {
+                    custom_schema: schema.clone(),
+                    schema_dirs: schemas.clone(),
+                    python: python.clone(),
+                    ..Default::default()
+                }
+            };
+            let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
+                asdf_schema::SchemaError::Io { .. } => {
+                    CliError::Usage(format!("{}: {e}", file.display()))
+                }
+                other => CliError::invalid(file, other),
+            })?;
+            out(&format!("{}: {report}", file.display()))?;
+            return Ok(report.is_valid());
         }
         Verb::Tags => {
             let mut text = String::new();

@@ -42,6 +42,7 @@ fn help_lists_every_verb() {
         "tags",
         "extensions",
         "awkward",
+        "validate",
     ] {
         assert!(text.contains(verb), "--help lacks {verb}:\n{text}");
     }

@@ -1,0 +1,81 @@
+//! `asdftool validate`, and `awkward to-json` on awkward arrays stored inside ASDF files.
+
+mod common;
+use common::*;
+
+use asdf_testkit::TempDir;
+
+const BROKEN: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+asdf_library: !core/software-1.0.0 {name: hand}\n\
+a: !core/ndarray-1.1.0 {data: [1, 2, 3], datatype: float99, shape: [3]}\n...\n";
+
+#[test]
+fn validate_reference_files_and_broken_trees() {
+    let tmp = TempDir::new("tool-validate");
+    let broken = tmp.join("broken.asdf");
+    std::fs::write(&broken, BROKEN).unwrap();
+    // Built-in checks need no schema files.
+    let o = run(&["validate", "--builtin-only", p(&reference("basic.asdf"))]);
+    expect(&o, 0);
+    assert!(stdout(&o).contains("valid"));
+    let o = run(&["validate", "--builtin-only", p(&broken)]);
+    expect(&o, 1);
+    let text = stdout(&o);
+    assert!(
+        text.contains("/asdf_library") && text.contains("/a/datatype"),
+        "{text}"
+    );
+    let o = run(&["validate", p(&tmp.join("missing.asdf"))]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    // With the asdf-standard schemas of the interop environment.
+    let py = asdf_testkit::require_python!();
+    for name in ["basic", "complex", "structured", "stream"] {
+        let o = run(&[
+            "validate",
+            "--python",
+            p(&py),
+            p(&reference(&format!("{name}.asdf"))),
+        ]);
+        expect(&o, 0);
+    }
+    let o = run(&["validate", "--python", p(&py), p(&broken)]);
+    expect(&o, 1);
+    assert!(stdout(&o).contains("/asdf_library"), "{}", stdout(&o));
+}
+
+#[test]
+fn awkward_arrays_inside_asdf_files() {
+    let tmp = TempDir::new("tool-awk-asdf");
+    let path = tmp.join("events.asdf");
+    let jets =
+        asdf_awkward::Layout::from_json(&serde_json::json!([[1.5, 2.5], [], [3.5]])).unwrap();
+    let names = asdf_awkward::Layout::from_json(&serde_json::json!(["a", "bc"])).unwrap();
+    let mut w = asdf::AsdfWriter::new();
+    let store = asdf::StoreOptions::compressed("zstd").unwrap();
+    let tree = asdf::yaml::Node::mapping([
+        (
+            "jets",
+            asdf_awkward::to_asdf(&jets, &mut w, &store).unwrap(),
+        ),
+        (
+            "names",
+            asdf_awkward::to_asdf(&names, &mut w, &store).unwrap(),
+        ),
+    ]);
+    w.write_path(&path, tree, &Default::default()).unwrap();
+    let o = run(&["awkward", "to-json", p(&path), "--name", "jets"]);
+    expect(&o, 0);
+    assert_eq!(stdout(&o).trim(), "[[1.5,2.5],[],[3.5]]");
+    let o = run(&["awkward", "to-json", p(&path), "--name", "/names"]);
+    expect(&o, 0);
+    assert_eq!(stdout(&o).trim(), r#"["a","bc"]"#);
+    let o = run(&["awkward", "to-json", p(&path)]);
+    assert_eq!(code(&o), 2, "several arrays need --name");
+    assert!(
+        stderr(&o).contains("/jets") && stderr(&o).contains("/names"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["awkward", "to-json", p(&reference("basic.asdf"))]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+}
