@@ -83,32 +83,35 @@ pub fn verify(path: &Path) -> Result<crate::verify::Report> {
 /// The named array (or the only one) of an `.awkd` file.
 pub fn read_named(path: &Path, name: Option<&str>) -> Result<(String, Layout)> {
     let f = open(path)?;
-    let names = f.array_names();
-    let name = match name {
-        Some(n) => {
-            if !names.iter().any(|x| x == n) {
-                return Err(CliError::Usage(format!(
-                    "{} has no array named {n:?} (it has: {})",
-                    path.display(),
-                    names.join(", ")
-                )));
-            }
-            n.to_string()
-        }
-        None => match names.as_slice() {
-            [only] => only.clone(),
-            [] => return Err(CliError::invalid(path, "the file holds no arrays")),
-            many => {
-                return Err(CliError::Usage(format!(
-                    "{} holds several arrays, choose one with --name: {}",
-                    path.display(),
-                    many.join(", ")
-                )))
-            }
-        },
-    };
+    let name = choose(path, name.map(str::to_string), &f.array_names(), "arrays")?;
     let l = f.read(&name).map_err(|e| CliError::invalid(path, e))?;
     Ok((name, l))
+}
+
+/// The array the user named, or the only one there is; a usage error lists the choices.
+fn choose(
+    path: &Path,
+    requested: Option<String>,
+    available: &[String],
+    what: &str,
+) -> Result<String> {
+    match requested {
+        Some(n) if available.contains(&n) => Ok(n),
+        Some(n) => Err(CliError::Usage(format!(
+            "{} has no {what} named {n:?} (it has: {})",
+            path.display(),
+            available.join(", ")
+        ))),
+        None => match available {
+            [only] => Ok(only.clone()),
+            [] => Err(CliError::invalid(path, format!("the file holds no {what}"))),
+            many => Err(CliError::Usage(format!(
+                "{} holds several {what}, choose one with --name: {}",
+                path.display(),
+                many.join(", ")
+            ))),
+        },
+    }
 }
 
 /// `awkward to-json`: the named array as JSON, from an `.awkd` file or from an ASDF file
@@ -160,34 +163,14 @@ fn asdf_to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
     let f = crate::input::open_asdf(path)?;
     let mut found = Vec::new();
     awkward_pointers(f.tree(), &mut String::new(), &mut found, 0);
-    let pointer = match name {
-        Some(n) => {
-            let p = if n.starts_with('/') {
-                n.to_string()
-            } else {
-                format!("/{}", crate::tree::escape(n))
-            };
-            if !found.contains(&p) {
-                return Err(CliError::Usage(format!(
-                    "{} has no awkward array at {p:?} (it has: {})",
-                    path.display(),
-                    found.join(", ")
-                )));
-            }
-            p
+    let requested = name.map(|n| {
+        if n.starts_with('/') {
+            n.to_string()
+        } else {
+            format!("/{}", crate::tree::escape(n))
         }
-        None => match found.as_slice() {
-            [only] => only.clone(),
-            [] => return Err(CliError::invalid(path, "the file holds no awkward arrays")),
-            many => {
-                return Err(CliError::Usage(format!(
-                    "{} holds several awkward arrays, choose one with --name: {}",
-                    path.display(),
-                    many.join(", ")
-                )))
-            }
-        },
-    };
+    });
+    let pointer = choose(path, requested, &found, "awkward arrays")?;
     let l = asdf_awkward::from_asdf(&f, &pointer, &asdf_awkward::ReadOptions::default())
         .map_err(|e| CliError::invalid(path, e))?;
     l.to_json().map_err(|e| CliError::invalid(path, e))
