@@ -45,6 +45,20 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             )?;
             Ok(format!("wrote {} ({} arrays)", output.display(), s.arrays))
         }
+        (Input::Asdf(f), Format::Awkd)
+            if opts
+                .pointer
+                .as_deref()
+                .and_then(|p| f.pointer(p))
+                .is_some_and(|n| n.tag() == Some(asdf_awkward::AWKWARD0_TAG)) =>
+        {
+            // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
+            let p = opts.pointer.as_deref().unwrap_or_default();
+            let l = asdf_awkward::from_asdf(&f, p, &asdf_awkward::ReadOptions::default())
+                .map_err(|e| CliError::invalid(input_path, e))?;
+            crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
+            Ok(format!("wrote {} from {p}", output.display()))
+        }
         (Input::Asdf(f), fmt) => {
             let p = input::pick_array(&f, opts.pointer.as_deref())?;
             let a = input::asdf_array(&f, &p)?;
@@ -73,6 +87,34 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             let (name, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             crate::awk::write(output, &name, &l)?;
             Ok(format!("wrote {}", output.display()))
+        }
+        (Input::Awkd, Format::Asdf) => {
+            // Rectangular numbers become a plain ndarray at /data; any other layout (jagged,
+            // records, options, unions, strings) is stored as an awkward array in the ASDF file.
+            let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
+            if let Ok(a) = crate::awk::layout_to_array(&l) {
+                write_single(&a, output, Format::Asdf, label, opts)?;
+                return Ok(format!("wrote {} (array at /data)", output.display()));
+            }
+            let mut w = asdf::AsdfWriter::new();
+            let store = asdf::StoreOptions {
+                compression: label,
+                level: opts.level,
+                ..Default::default()
+            };
+            let node = asdf_awkward::to_asdf(&l, &mut w, &store)
+                .map_err(|e| CliError::invalid(input_path, e))?;
+            w.write_path(
+                output,
+                asdf::yaml::Node::mapping([("data", node)]),
+                &Default::default(),
+            )
+            .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
+            Ok(format!(
+                "wrote {} (awkward array at /data, {})",
+                output.display(),
+                l.class_name()
+            ))
         }
         (Input::Awkd, fmt) => {
             let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;

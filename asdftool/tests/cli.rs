@@ -719,9 +719,38 @@ fn awkward_verbs_on_the_corpus() {
     let back = t.join("b2.npy");
     expect(&run(&["convert", p(&awk), p(&back)]), 0);
     expect(&run(&["diff", p(&npy), p(&back)]), 0);
-    // A jagged array is not rectangular.
+    // A jagged array is not rectangular: no .npy, but an ASDF file holds it as an awkward
+    // array, and it converts back to .awkd with the same values.
     let o = run(&["convert", p(&dir.join("jagged.awkd")), p(&t.join("j.npy"))]);
     expect(&o, 2);
+    let jagged_asdf = t.join("j.asdf");
+    expect(
+        &run(&[
+            "convert",
+            p(&dir.join("jagged.awkd")),
+            p(&jagged_asdf),
+            "-c",
+            "zstd",
+        ]),
+        0,
+    );
+    let o = run(&["awkward", "to-json", p(&jagged_asdf)]);
+    expect(&o, 0);
+    assert_eq!(stdout(&o).trim(), "[[1.1,2.2,3.3],[],[4.4,5.5]]");
+    let jagged_back = t.join("j2.awkd");
+    expect(
+        &run(&[
+            "convert",
+            p(&jagged_asdf),
+            p(&jagged_back),
+            "--pointer",
+            "/data",
+        ]),
+        0,
+    );
+    let o = run(&["awkward", "to-json", p(&jagged_back)]);
+    expect(&o, 0);
+    assert_eq!(stdout(&o).trim(), "[[1.1,2.2,3.3],[],[4.4,5.5]]");
     // Invalid JSON.
     std::fs::write(&json, "[1, 2").unwrap();
     expect(&run(&["awkward", "from-json", p(&json), "-o", p(&out)]), 1);
