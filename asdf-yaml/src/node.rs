@@ -55,9 +55,22 @@ pub enum Value {
 
 /// An insertion-ordered mapping. Keys are nodes (normally strings; ints, bools and other scalars
 /// are allowed).
-#[derive(Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct Mapping {
     entries: Vec<(Node, Node)>,
+    /// Position of the first entry with each string key, built on the first lookup in a mapping
+    /// of at least [`INDEX_MIN`] entries (so lookups in 10 000-key trees are not quadratic),
+    /// kept up to date by appends and dropped by removals.
+    index: std::sync::OnceLock<Box<std::collections::HashMap<String, usize>>>,
+}
+
+/// Mappings smaller than this are searched linearly (faster than hashing).
+const INDEX_MIN: usize = 16;
+
+impl PartialEq for Mapping {
+    fn eq(&self, other: &Mapping) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Mapping {
@@ -76,20 +89,43 @@ impl Mapping {
         self.entries.is_empty()
     }
 
+    /// Position of the first entry whose key is the string `key`.
+    fn position(&self, key: &str) -> Option<usize> {
+        if self.entries.len() < INDEX_MIN {
+            return self
+                .entries
+                .iter()
+                .position(|(k, _)| k.as_str() == Some(key));
+        }
+        let index = self.index.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.entries.len());
+            for (i, (k, _)) in self.entries.iter().enumerate() {
+                if let Some(s) = k.as_str() {
+                    m.entry(s.to_string()).or_insert(i);
+                }
+            }
+            Box::new(m)
+        });
+        index.get(key).copied()
+    }
+
+    /// Records a newly appended entry in the index, if the index exists.
+    fn indexed_push(&mut self, key: Node, value: Node) {
+        if let (Some(index), Some(s)) = (self.index.get_mut(), key.as_str()) {
+            index.entry(s.to_string()).or_insert(self.entries.len());
+        }
+        self.entries.push((key, value));
+    }
+
     /// The value of the entry whose key is the string `key`.
     pub fn get(&self, key: &str) -> Option<&Node> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
+        self.position(key).map(|i| &self.entries[i].1)
     }
 
     /// Mutable access to the value of the entry whose key is the string `key`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
-        self.entries
-            .iter_mut()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
+        let i = self.position(key)?;
+        Some(&mut self.entries[i].1)
     }
 
     /// The value of the entry whose key equals `key` (any key type).
@@ -101,25 +137,32 @@ impl Mapping {
     pub fn insert(&mut self, key: impl Into<Node>, value: impl Into<Node>) -> Option<Node> {
         let key = key.into();
         let value = value.into();
-        if let Some((_, v)) = self.entries.iter_mut().find(|(k, _)| *k == key) {
-            return Some(std::mem::replace(v, value));
+        // Fast path: the first entry with this string key is usually the equal one.
+        let hit = key.as_str().and_then(|s| self.position(s));
+        let found = match hit {
+            Some(i) if self.entries[i].0 == key => Some(i),
+            Some(_) => self.entries.iter().position(|(k, _)| *k == key),
+            None if key.as_str().is_some() => None,
+            None => self.entries.iter().position(|(k, _)| *k == key),
+        };
+        if let Some(i) = found {
+            return Some(std::mem::replace(&mut self.entries[i].1, value));
         }
-        self.entries.push((key, value));
+        self.indexed_push(key, value);
         None
     }
 
     /// Appends an entry without looking for an existing equal key (the caller guarantees
     /// uniqueness; used by the parser, which deduplicates itself).
     pub(crate) fn push_unchecked(&mut self, key: Node, value: Node) {
-        self.entries.push((key, value));
+        self.indexed_push(key, value);
     }
 
     /// Removes the entry whose key is the string `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        let i = self
-            .entries
-            .iter()
-            .position(|(k, _)| k.as_str() == Some(key))?;
+        let i = self.position(key)?;
+        // Later positions shift: the index is rebuilt on the next lookup.
+        self.index.take();
         Some(self.entries.remove(i).1)
     }
 
