@@ -127,14 +127,7 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     }
 
     fn meta_at(&self, pointer: &str) -> Result<NdArrayMeta> {
-        let node = self.node_at(pointer)?;
-        match array_kind(node) {
-            Some(ArrayKind::NdArray) => NdArrayMeta::from_node(node).map_err(|e| arr(pointer, e)),
-            _ => Err(AsdfError::NotAnArray {
-                pointer: pointer.to_string(),
-                tag: node.tag().map(str::to_string),
-            }),
-        }
+        meta_of(pointer, self.node_at(pointer)?)
     }
 
     /// The array at `pointer` as an owned `ArrayD<T>` (copied, bytes swapped as needed;
@@ -190,6 +183,16 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// The JSON Pointers of every array in the tree, in tree order.
     pub fn arrays(&self) -> Vec<(String, ArrayKind)> {
         find_arrays(self.tree())
+    }
+}
+
+fn meta_of(pointer: &str, node: &Node) -> Result<NdArrayMeta> {
+    match array_kind(node) {
+        Some(ArrayKind::NdArray) => NdArrayMeta::from_node(node).map_err(|e| arr(pointer, e)),
+        _ => Err(AsdfError::NotAnArray {
+            pointer: pointer.to_string(),
+            tag: node.tag().map(str::to_string),
+        }),
     }
 }
 

@@ -145,12 +145,13 @@ impl Extensions {
     /// Warnings for every unrecognised tag in `tree` (once per tag, with its first pointer).
     pub(crate) fn unknown_tags(&self, tree: &Node) -> Vec<String> {
         let mut seen: Vec<(String, String)> = Vec::new();
+        let mut path: Vec<Step<'_>> = Vec::new();
         walk(
             tree,
-            &mut String::new(),
+            &mut path,
             &mut |tag, path| {
                 if !self.knows(tag) && !seen.iter().any(|(t, _)| t == tag) {
-                    seen.push((tag.to_string(), path.to_string()));
+                    seen.push((tag.to_string(), pointer(path)));
                 }
             },
             0,
@@ -168,32 +169,57 @@ impl Extensions {
     }
 }
 
-fn walk(node: &Node, path: &mut String, f: &mut dyn FnMut(&str, &str), depth: usize) {
+/// One step of a path through the tree; turned into JSON Pointer text only when a tag needs
+/// reporting, so walking a large tree allocates nothing per node.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a Node),
+    Index(usize),
+}
+
+fn pointer(path: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for step in path {
+        out.push('/');
+        match step {
+            Step::Key(k) => {
+                let key = k
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("{k:?}"));
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+fn walk<'a>(
+    node: &'a Node,
+    path: &mut Vec<Step<'a>>,
+    f: &mut dyn FnMut(&str, &[Step<'a>]),
+    depth: usize,
+) {
     if depth > 10_000 {
         return;
     }
     if let Some(t) = node.tag() {
         f(t, path);
     }
-    let len = path.len();
     match node.value() {
         Value::Seq(items) => {
             for (i, c) in items.iter().enumerate() {
-                path.push_str(&format!("/{i}"));
+                path.push(Step::Index(i));
                 walk(c, path, f, depth + 1);
-                path.truncate(len);
+                path.pop();
             }
         }
         Value::Map(m) => {
             for (k, v) in m.iter() {
-                let key = k
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("{k:?}"));
-                path.push('/');
-                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                path.push(Step::Key(k));
                 walk(v, path, f, depth + 1);
-                path.truncate(len);
+                path.pop();
             }
         }
         _ => {}
