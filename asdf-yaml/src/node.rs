@@ -61,6 +61,9 @@ pub struct Mapping {
     /// Position of the first entry with each string key, built on the first lookup in a mapping
     /// of at least [`INDEX_MIN`] entries (so lookups in 10 000-key trees are not quadratic),
     /// kept up to date by appends and dropped by removals.
+    // Boxed on purpose: a bare HashMap would make every Node (whose Value holds a Mapping)
+    // twice as large, and deep recursion over trees in debug builds is sensitive to that.
+    #[allow(clippy::box_collection)]
     index: std::sync::OnceLock<Box<std::collections::HashMap<String, usize>>>,
 }
 
