@@ -134,6 +134,13 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     conformance()?;
+    // The benchmark harness is its own workspace (see `bench`): its smoke tests run every case
+    // at a tiny scale against the same peers, so it cannot rot between benchmark runs.
+    run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "--manifest-path", "benchmarks/Cargo.toml"])
+        .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_REQUIRE_INTEROP", "1"))?;
     // Optional features that need more than a C compiler: Blosc2 (`bls2`) builds with cmake.
     ensure_cmake()?;
     run(Command::new(cargo())

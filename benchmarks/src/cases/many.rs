@@ -1,0 +1,112 @@
+//! Case 2: open a file with 10 000 small arrays and read every one.
+
+use asdf::ndarray::NdArrayMeta;
+use asdf::yaml::Node;
+use asdf::StoreOptions;
+
+use super::{arg, Ctx};
+use crate::data::{check_sum, counts_f64, sum};
+use crate::measure::{best, BenchError, Result, Row};
+use crate::python::opt;
+
+const LEN: usize = 128;
+
+const PY: &str = r#"
+import asdf, numpy as np
+p, n = sys.argv[1], int(sys.argv[2])
+def run():
+    with asdf.open(p, lazy_load=False, memmap=False) as af:
+        arrays = af.tree["arrays"]
+        assert len(arrays) == n
+        return sum(float(np.asarray(a).sum()) for a in arrays.values())
+t, s = best(run)
+out("read_all", t)
+out("sum", s)
+"#;
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let n = ((10_000.0 * ctx.scale) as usize).max(100);
+    let path = ctx.dir.join("many.asdf");
+    let data = counts_f64(n * LEN);
+    let want = sum(&data);
+    let mut w = asdf::AsdfWriter::new();
+    let mut arrays = Vec::with_capacity(n);
+    for (i, chunk) in data.chunks(LEN).enumerate() {
+        let a = ndarray::ArrayView1::from(chunk);
+        let node = w
+            .add(&a, &StoreOptions::default())
+            .map_err(BenchError::ours)?;
+        arrays.push((format!("a{i:05}"), node));
+    }
+    let tree = Node::mapping([("arrays", Node::mapping(arrays))]);
+    w.write_path(&path, tree, &Default::default())
+        .map_err(BenchError::ours)?;
+    let note = format!("{n} float64 arrays of {LEN}");
+
+    // Like the peers: iterate over the mapping of arrays, read each node's array.
+    let (ours, got) = best(|| {
+        let f = asdf::AsdfFile::open(&path).map_err(BenchError::ours)?;
+        let arrays = f
+            .pointer("/arrays")
+            .and_then(|a| a.as_map())
+            .ok_or_else(|| BenchError::mismatch("many", "no /arrays mapping"))?;
+        let mut s = 0.0;
+        for node in arrays.values() {
+            let meta = NdArrayMeta::from_node(node).map_err(BenchError::ours)?;
+            s += meta.array::<f64>(&f).map_err(BenchError::ours)?.sum();
+        }
+        Ok(s)
+    })?;
+    check_sum("many", "ours", got, want)?;
+    // Through JSON Pointers (`AsdfFile::arrays` then `AsdfFile::array`): each lookup scans the
+    // mapping, so this is quadratic in the number of arrays.
+    let (ours_ptr, got) = best(|| {
+        let f = asdf::AsdfFile::open(&path).map_err(BenchError::ours)?;
+        let mut s = 0.0;
+        for (pointer, _) in f.arrays() {
+            s += f.array::<f64>(&pointer).map_err(BenchError::ours)?.sum();
+        }
+        Ok(s)
+    })?;
+    check_sum("many", "ours by pointer", got, want)?;
+
+    let (rs, got) = best(|| {
+        let e = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
+        let f = asdf_rs::AsdfFile::open(&path).map_err(e)?;
+        let tree = f
+            .tree()
+            .map_err(e)?
+            .ok_or_else(|| BenchError::peer("asdf-rs", "no tree"))?;
+        let arrays = tree
+            .get("arrays")
+            .ok_or_else(|| BenchError::peer("asdf-rs", "no arrays"))?;
+        let mut s = 0.0;
+        for (_, v) in arrays.entries() {
+            let nd = v
+                .as_ndarray()
+                .ok_or_else(|| BenchError::peer("asdf-rs", "not an ndarray"))?;
+            s += f.read_array_f64(&nd).map_err(e)?.iter().sum::<f64>();
+        }
+        Ok(s)
+    })?;
+    check_sum("many", "asdf-rs", got, want)?;
+
+    let py = ctx.py.run(PY, &[arg(&path), n.to_string()])?;
+    if let Some(s) = opt(&py, "sum")? {
+        check_sum("many", "Python asdf", s, want)?;
+    }
+    Ok(vec![
+        Row::new("2. open + read all arrays vs Python asdf", ours)
+            .peer_opt("Python asdf", opt(&py, "read_all")?)
+            .note(note.clone()),
+        Row::new("2. open + read all arrays vs asdf-rs", ours)
+            .peer("asdf-rs", rs)
+            .note(note),
+        Row::new(
+            "2. open + read all arrays by JSON Pointer vs Python asdf",
+            ours_ptr,
+        )
+        .peer_opt("Python asdf", opt(&py, "read_all")?)
+        .note("AsdfFile::arrays + AsdfFile::array"),
+    ])
+}

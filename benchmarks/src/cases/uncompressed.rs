@@ -1,0 +1,171 @@
+//! Case 3: one 1 GiB uncompressed float64 array: zero-copy view, then a full copy; with and
+//! without checksum verification. Limits: memcpy of the same bytes, MD5 of the same bytes.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use asdf::block::ChecksumPolicy;
+use asdf::yaml::Node;
+use asdf::{OpenOptions, StoreOptions};
+use md5::Digest;
+
+use super::{arg, Ctx};
+use crate::data::{check_sum, counts_f64, scaled, sum};
+use crate::measure::{best, best_fast, BenchError, Result, Row};
+use crate::python::opt;
+
+const PY: &str = r#"
+import asdf, numpy as np
+p = sys.argv[1]
+def view():
+    with asdf.open(p, memmap=True, validate_checksums=False) as af:
+        return np.asarray(af.tree["data"]).shape
+t, _ = best(view); out("view", t)
+def copy(check):
+    with asdf.open(p, memmap=False, lazy_load=False, validate_checksums=check) as af:
+        return np.asarray(af.tree["data"])
+t, a = best(lambda: copy(False)); out("copy", t); out("sum", a.sum()); del a
+t, a = best(lambda: copy(True)); out("copy_md5", t); del a
+"#;
+
+/// Writes `data` as the array `/data`, its block aligned so it can be viewed in place.
+fn write_file(path: &Path, data: &[f64]) -> Result<()> {
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(&ndarray::ArrayView1::from(data), &StoreOptions::default())
+        .map_err(BenchError::ours)?;
+    let mut wo = asdf::WriteOptions::default();
+    wo.blocks.align = 64;
+    w.write_path(path, Node::mapping([("data", node)]), &wo)
+        .map_err(BenchError::ours)
+}
+
+fn opts(policy: ChecksumPolicy) -> OpenOptions {
+    let mut o = OpenOptions::default();
+    o.blocks.checksums = policy;
+    o
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let bytes = scaled(1 << 30, ctx.scale, 1 << 20);
+    let n = (bytes / 8) as usize;
+    let path = ctx.dir.join("uncompressed.asdf");
+    let small = ctx.dir.join("small.asdf");
+    write_file(&small, &counts_f64(1 << 17))?; // 1 MiB: the view must cost the same
+    let want = {
+        let data = counts_f64(n);
+        write_file(&path, &data)?;
+        sum(&data)
+    };
+    let size = format!("{} MiB float64", bytes >> 20);
+
+    // Limits, over the same bytes (the file, memory-mapped, in the page cache).
+    let map = asdf::block::map_file(&path).map_err(BenchError::ours)?;
+    let payload = &map[map.len() - bytes as usize..];
+    // memcpy into a buffer whose pages are already mapped: memory bandwidth alone (our copy
+    // also pays for allocating and faulting in its output).
+    let mut dst = payload.to_vec();
+    let (memcpy, ()) = best(|| {
+        dst.copy_from_slice(payload);
+        black_box(&dst);
+        Ok(())
+    })?;
+    drop(dst);
+    let (md5_t, _) = best(|| Ok(black_box(md5::Md5::digest(payload))))?;
+    drop(map);
+
+    let view_of = |p: &Path| {
+        best_fast(|| {
+            let f = asdf::AsdfFile::open_with(p, &opts(ChecksumPolicy::Skip))
+                .map_err(BenchError::ours)?;
+            let v = f.view::<f64>("/data").map_err(BenchError::ours)?;
+            Ok(black_box(v.len()))
+        })
+    };
+    let (view, len) = view_of(&path)?;
+    let (small_view, _) = view_of(&small)?;
+    if len != n {
+        return Err(BenchError::mismatch(
+            "view",
+            format!("{len} elements, not {n}"),
+        ));
+    }
+    let (view_md5, _) = best(|| {
+        let f = asdf::AsdfFile::open_with(&path, &opts(ChecksumPolicy::Strict))
+            .map_err(BenchError::ours)?;
+        let v = f.view::<f64>("/data").map_err(BenchError::ours)?;
+        Ok(black_box(v.len()))
+    })?;
+    let copy_with = |policy| {
+        best(|| {
+            let f = asdf::AsdfFile::open_with(&path, &opts(policy)).map_err(BenchError::ours)?;
+            f.array::<f64>("/data").map_err(BenchError::ours)
+        })
+    };
+    let (copy, a) = copy_with(ChecksumPolicy::Skip)?;
+    check_sum("copy", "ours", a.sum(), want)?;
+    drop(a);
+    let (copy_md5, a) = copy_with(ChecksumPolicy::Strict)?;
+    drop(a);
+
+    let rs_err = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
+    let (rs_view, _) = best_fast(|| {
+        let f = asdf_rs::AsdfFile::open(&path).map_err(rs_err)?;
+        let d = f.block_data(0).map_err(rs_err)?;
+        Ok(black_box(d.len()))
+    })?;
+    let (rs_copy, v) = best(|| {
+        let f = asdf_rs::AsdfFile::open(&path).map_err(rs_err)?;
+        f.read_array_of::<f64>("data").map_err(rs_err)
+    })?;
+    check_sum("copy", "asdf-rs", sum(&v), want)?;
+    drop(v);
+    let (rs_copy_md5, _) = best(|| {
+        let f = asdf_rs::AsdfFile::open(&path).map_err(rs_err)?;
+        let status = f.verify_block(0).map_err(rs_err)?;
+        if !matches!(status, asdf_rs::ChecksumStatus::Valid) {
+            return Err(BenchError::peer("asdf-rs", format!("checksum {status:?}")));
+        }
+        f.read_array_of::<f64>("data").map_err(rs_err)
+    })?;
+
+    let py = ctx.py.run(PY, &[arg(&path)])?;
+    if let Some(s) = opt(&py, "sum")? {
+        check_sum("copy", "Python asdf", s, want)?;
+    }
+    let p = |k| opt(&py, k);
+    Ok(vec![
+        Row::new(
+            "3. view (zero-copy, no checksum) vs Python asdf memmap",
+            view,
+        )
+        .peer_opt("Python asdf", p("view")?)
+        .note(size.clone()),
+        Row::new("3. view (zero-copy) vs the same on a 1 MiB file", view)
+            .peer("ours, 1 MiB", small_view)
+            .note("O(1): ratio near 1"),
+        Row::new(
+            "3. view (zero-copy, no checksum) vs asdf-rs block_data",
+            view,
+        )
+        .peer("asdf-rs", rs_view),
+        Row::new("3. full copy vs memcpy (limit)", copy)
+            .peer("memcpy", memcpy)
+            .bytes(bytes),
+        Row::new("3. full copy vs Python asdf", copy)
+            .peer_opt("Python asdf", p("copy")?)
+            .bytes(bytes),
+        Row::new("3. full copy vs asdf-rs", copy)
+            .peer("asdf-rs", rs_copy)
+            .bytes(bytes),
+        Row::new("3. view + MD5 verified vs MD5 (limit)", view_md5)
+            .peer("md-5", md5_t)
+            .bytes(bytes),
+        Row::new("3. copy + MD5 verified vs Python asdf", copy_md5)
+            .peer_opt("Python asdf", p("copy_md5")?)
+            .bytes(bytes),
+        Row::new("3. copy + MD5 verified vs asdf-rs", copy_md5)
+            .peer("asdf-rs", rs_copy_md5)
+            .bytes(bytes),
+    ])
+}

@@ -1,0 +1,182 @@
+//! Timing, result rows and the error type.
+
+use std::path::Path;
+use std::time::Instant;
+
+/// Why a case could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("our code: {0}")]
+    Ours(String),
+    #[error("peer {peer}: {msg}")]
+    Peer { peer: &'static str, msg: String },
+    #[error("wrong result in {case}: {msg}")]
+    Mismatch { case: String, msg: String },
+}
+
+impl BenchError {
+    pub fn io(path: &Path, source: std::io::Error) -> BenchError {
+        BenchError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+    pub fn ours(e: impl std::fmt::Display) -> BenchError {
+        BenchError::Ours(e.to_string())
+    }
+    pub fn peer(peer: &'static str, e: impl std::fmt::Display) -> BenchError {
+        BenchError::Peer {
+            peer,
+            msg: e.to_string(),
+        }
+    }
+    pub fn mismatch(case: &str, msg: impl Into<String>) -> BenchError {
+        BenchError::Mismatch {
+            case: case.into(),
+            msg: msg.into(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, BenchError>;
+
+/// Runs `f` until 3 runs or 3 s have passed (at least once) and returns the fastest time in
+/// seconds together with the last result.
+pub fn best<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let start = Instant::now();
+    let mut best = f64::INFINITY;
+    let mut runs = 0;
+    loop {
+        let t = Instant::now();
+        let v = f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+        runs += 1;
+        if runs >= 3 || start.elapsed().as_secs_f64() > 3.0 {
+            return Ok((best, v));
+        }
+        drop(v);
+    }
+}
+
+/// Like [`best`] but for sub-millisecond operations: the fastest of many runs.
+pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    let start = Instant::now();
+    for _ in 0..200 {
+        let t = Instant::now();
+        let v = f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+        last = Some(v);
+        if start.elapsed().as_secs_f64() > 2.0 {
+            break;
+        }
+    }
+    match last {
+        Some(v) => Ok((best, v)),
+        None => Err(BenchError::Ours("no run".into())),
+    }
+}
+
+/// Runs `f` on a rayon pool of `threads` threads (our parallel paths use the current pool).
+pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(BenchError::ours)?;
+    Ok(pool.install(f))
+}
+
+/// One line of the report.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub case: String,
+    /// Our time in seconds.
+    pub ours: Option<f64>,
+    /// The peer's name and time in seconds.
+    pub peer: Option<(String, f64)>,
+    /// Bytes processed (for MB/s), if meaningful.
+    pub bytes: Option<u64>,
+    pub note: String,
+}
+
+impl Row {
+    pub fn new(case: impl Into<String>, ours: f64) -> Row {
+        Row {
+            case: case.into(),
+            ours: Some(ours),
+            peer: None,
+            bytes: None,
+            note: String::new(),
+        }
+    }
+    pub fn peer(mut self, name: impl Into<String>, secs: f64) -> Row {
+        self.peer = Some((name.into(), secs));
+        self
+    }
+    pub fn peer_opt(self, name: impl Into<String>, secs: Option<f64>) -> Row {
+        match secs {
+            Some(s) => self.peer(name, s),
+            None => self,
+        }
+    }
+    pub fn bytes(mut self, n: u64) -> Row {
+        self.bytes = Some(n);
+        self
+    }
+    pub fn note(mut self, n: impl Into<String>) -> Row {
+        self.note = n.into();
+        self
+    }
+    pub fn failed(case: &str, msg: &str) -> Row {
+        Row {
+            case: format!("{case}: FAILED"),
+            ours: None,
+            peer: None,
+            bytes: None,
+            note: msg.to_string(),
+        }
+    }
+    /// Peer time / our time: above 1 we are faster (for a limit, the fraction of its speed).
+    pub fn ratio(&self) -> Option<f64> {
+        match (self.ours, &self.peer) {
+            (Some(o), Some((_, p))) if o > 0.0 => Some(p / o),
+            _ => None,
+        }
+    }
+    pub fn console(&self) -> String {
+        format!(
+            "{:<58} ours {:>12} peer {:>12} {:>9} {}",
+            self.case,
+            self.ours.map_or("-".into(), fmt_time),
+            self.peer.as_ref().map_or("-".into(), |(_, t)| fmt_time(*t)),
+            self.ratio().map_or("-".into(), |r| format!("{r:.2}x")),
+            self.peer.as_ref().map_or("", |(n, _)| n.as_str()),
+        )
+    }
+}
+
+/// Seconds in a readable unit.
+pub fn fmt_time(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// Throughput in MB/s (10^6 bytes per second).
+pub fn mbps(bytes: u64, secs: f64) -> String {
+    if secs > 0.0 {
+        format!("{:.0} MB/s", bytes as f64 / secs / 1e6)
+    } else {
+        "-".into()
+    }
+}
