@@ -103,7 +103,7 @@ pub(crate) fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
 /// filling hundreds of MiB then takes far fewer page faults (numpy does the same for arrays of
 /// 4 MiB and more). Purely advisory; failures are ignored.
 pub(crate) fn advise_huge_pages<T>(v: &[T]) {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     {
         const HUGE: usize = 2 << 20;
         let len = std::mem::size_of_val(v);
@@ -126,7 +126,7 @@ pub(crate) fn advise_huge_pages<T>(v: &[T]) {
             }
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(miri))))]
     let _ = v;
 }
 

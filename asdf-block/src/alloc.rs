@@ -15,7 +15,7 @@ pub fn zeroed(n: usize) -> Vec<u8> {
 /// transparent huge pages. Call it right after allocating, before the memory is written. Purely
 /// advisory: it never changes the contents, and does nothing for small buffers or other systems.
 pub fn advise_huge_pages<T>(v: &Vec<T>) {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     {
         const HUGE: usize = 2 << 20;
         let len = v.capacity().saturating_mul(std::mem::size_of::<T>());
@@ -34,7 +34,7 @@ pub fn advise_huge_pages<T>(v: &Vec<T>) {
             }
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(miri))))]
     let _ = v;
 }
 

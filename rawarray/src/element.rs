@@ -102,7 +102,7 @@ pub(crate) fn zeroed_vec<T: Pod>(n: usize) -> Result<Vec<T>> {
 /// Asks Linux to back a large, not yet touched buffer with transparent huge pages, as NumPy
 /// does for its arrays: filling 1 GiB then takes 512 page faults instead of 262144, which
 /// roughly halves the time of a read from the page cache. Purely advisory; failures are ignored.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(miri)))]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
     const HUGE: usize = 2 << 20;
     const PAGE: usize = 4096;
@@ -121,7 +121,7 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(target_os = "linux", not(miri))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
 /// Swaps the byte order of every `unit`-byte scalar in `buf` in place.
