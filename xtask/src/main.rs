@@ -197,7 +197,7 @@ fn bench(extra: &[String]) -> Result<(), String> {
 }
 
 /// `cargo xtask fuzz [--seconds N] [TARGET...]`: every cargo-fuzz target (or the named ones) for
-/// N seconds each (default 60), with the nightly toolchain; seeds come from `fuzz/seeds.sh`.
+/// N seconds each (default 60), with the nightly toolchain, seeded from the shared corpus.
 fn fuzz(args: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let dir = root.join("fuzz");
@@ -237,15 +237,21 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     if targets.is_empty() {
         return Err("no fuzz targets found in fuzz/".into());
     }
-    let seeds = dir.join("seeds.sh");
-    if seeds.exists() {
-        run(Command::new("bash").arg(&seeds).current_dir(&dir))?;
-    }
+    // Seed corpora from ../shared/corpus (written into fuzz/corpus/, which git ignores).
+    run(Command::new(cargo()).current_dir(&root).args([
+        "run",
+        "--quiet",
+        "-p",
+        "asdf-tests",
+        "--example",
+        "fuzz_seeds",
+    ]))?;
     for t in &targets {
         run(Command::new("cargo")
             .current_dir(&dir)
             .args(["+nightly", "fuzz", "run", t, "--"])
-            .arg(format!("-max_total_time={seconds}")))?;
+            .arg(format!("-max_total_time={seconds}"))
+            .args(["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1"]))?;
     }
     Ok(())
 }
