@@ -148,10 +148,13 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         let node = self.node_at(pointer)?;
         if array_kind(node) == Some(ArrayKind::Chunked) {
             let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-            return c.array::<T>(self).map_err(|e| arr(pointer, e));
+            let full: Vec<std::ops::Range<usize>> = c.shape.iter().map(|&d| 0..d).collect();
+            return c
+                .region_with::<T>(self, &full, &self.array_limits)
+                .map_err(|e| arr(pointer, e));
         }
-        self.meta_at(pointer)?
-            .array::<T>(self)
+        meta_of(pointer, node)?
+            .array_with::<T>(self, &self.array_limits)
             .map_err(|e| arr(pointer, e))
     }
 
@@ -170,8 +173,8 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
             let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
             return c.read(self).map_err(|e| arr(pointer, e));
         }
-        self.meta_at(pointer)?
-            .read(self)
+        meta_of(pointer, node)?
+            .read_with(self, &self.array_limits)
             .map_err(|e| arr(pointer, e))
     }
 

@@ -23,6 +23,9 @@ pub struct OpenOptions {
     pub ignore_unrecognized_tags: bool,
     /// Check the tree against the rules of its core tags and refuse an invalid file.
     pub validate: bool,
+    /// Array reading: the largest result accepted beyond the bytes an array's data occupies
+    /// (overlapping strides, chunk gaps), so a small file cannot make a read allocate gigabytes.
+    pub arrays: asdf_ndarray::ReadLimits,
 }
 
 /// The built-in checks of the core tags; an error listing every violation.
@@ -58,6 +61,8 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     path: Option<PathBuf>,
     /// Arrays added since opening, written by the next save.
     pub(crate) pending: asdf_ndarray::ArrayWriter,
+    /// Limits for reading arrays.
+    pub(crate) array_limits: asdf_ndarray::ReadLimits,
 }
 
 impl AsdfFile<memmap2::Mmap> {
@@ -127,6 +132,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             warnings,
             path: None,
             pending: asdf_ndarray::ArrayWriter::new(),
+            array_limits: options.arrays,
         })
     }
 

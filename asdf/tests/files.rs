@@ -244,3 +244,44 @@ fn trees_are_validated_on_write_and_on_request_on_read() {
     .unwrap();
     assert!(good.validate().is_valid());
 }
+
+#[test]
+fn array_limits_from_open_options_bound_expanding_reads() {
+    // Overlapping strides: 4 000 bytes in the block expand to a 2 000 x 2 000 float64 result.
+    let node = Node::mapping([
+        ("source", Node::from(0i64)),
+        ("datatype", Node::from("float64")),
+        ("byteorder", Node::from("little")),
+        (
+            "shape",
+            Node::sequence([Node::from(2000i64), Node::from(2000i64)]),
+        ),
+        (
+            "strides",
+            Node::sequence([Node::from(8i64), Node::from(8i64)]),
+        ),
+    ])
+    .with_tag("tag:stsci.edu:asdf/core/ndarray-1.1.0");
+    let tree = Node::mapping([("a", node)]).with_tag("tag:stsci.edu:asdf/core/asdf-1.1.0");
+    let opts = WriteOptions::default();
+    let block = encode_block(
+        &[0u8; 3999 * 8 + 8],
+        Label::NONE,
+        &EncodeOptions::default(),
+        &opts.blocks,
+    )
+    .unwrap();
+    let bytes = asdf::write_to(Vec::new(), &tree, &[block], &opts).unwrap();
+    let small = asdf::OpenOptions {
+        arrays: asdf::ndarray::ReadLimits {
+            max_expanded_bytes: 1 << 20,
+        },
+        ..Default::default()
+    };
+    let f = AsdfFile::from_bytes(bytes.clone(), &small).unwrap();
+    let e = f.read("/a").unwrap_err().to_string();
+    assert!(e.contains("/a"), "{e}");
+    assert!(f.array::<f64>("/a").is_err());
+    let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+    assert_eq!(f.array::<f64>("/a").unwrap().shape(), &[2000, 2000]);
+}
