@@ -172,7 +172,9 @@ impl<'o> Emitter<'o> {
             Value::Seq(items) if items.is_empty() => Shape::Empty("[]"),
             Value::Map(m) if m.is_empty() => Shape::Empty("{}"),
             Value::Seq(items) => {
-                if items.len() <= self.options.flow_max_items && items.iter().all(flowable) {
+                if items.len() <= self.options.flow_max_items
+                    && items.iter().all(|n| self.flowable(n))
+                {
                     Shape::FlowSeq(items)
                 } else {
                     Shape::BlockSeq(items)
@@ -316,6 +318,19 @@ impl<'o> Emitter<'o> {
         Ok(())
     }
 
+    /// Whether an item can sit in a flow sequence: a scalar that needs no anchor (unshared, or
+    /// shared but used only once, which is written without one). Deciding this the same way
+    /// before and after a round trip keeps the output stable.
+    fn flowable(&self, n: &Node) -> bool {
+        if matches!(n.value(), Value::Seq(_) | Value::Map(_)) {
+            return false;
+        }
+        match n.shared() {
+            Some(arc) => self.uses.get(&Arc::as_ptr(arc)).copied().unwrap_or(0) <= 1,
+            None => true,
+        }
+    }
+
     fn flow_seq(&mut self, items: &[Node], indent: usize, path: &str) -> Result<()> {
         let mut col = self.out.len() - self.out.rfind('\n').map_or(0, |i| i + 1);
         self.out.push('[');
@@ -364,11 +379,6 @@ fn key_path_text(k: &Node) -> String {
         Value::Str(s) => s.clone(),
         other => format!("{other:?}"),
     }
-}
-
-/// Whether an item can sit in a flow sequence: an unshared scalar.
-fn flowable(n: &Node) -> bool {
-    !n.is_shared() && !matches!(n.value(), Value::Seq(_) | Value::Map(_))
 }
 
 /// Tags must be ASCII (YAML URI characters); a non-ASCII tag is an emit error.
