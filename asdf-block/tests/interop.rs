@@ -210,59 +210,78 @@ with asdf.open(sys.argv[1], memmap=True, validate_checksums=True) as af:
     assert_eq!(out.trim().parse::<u64>().unwrap(), b.data_offset);
 }
 
+/// Cross-checks one codec's stream format with a Python module, both ways: Python decodes our
+/// encoding of `data` with `py_decode(bytes)`, and we decode Python's `py_encode(data)`.
+fn cross_check(
+    codec: &dyn Codec,
+    data: &[u8],
+    typesize: usize,
+    module: &str,
+    py_decode: &str,
+    py_encode: &str,
+) {
+    let py = require_python!();
+    let dir = TempDir::new(&format!("interop-{}", codec.name()));
+    let ours = codec
+        .encode(
+            data,
+            &EncodeOptions {
+                typesize,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    std::fs::write(dir.join("ours.bin"), &ours).unwrap();
+    std::fs::write(dir.join("data.bin"), data).unwrap();
+    let script = format!(
+        r#"
+import sys, {module}
+d = sys.argv[1]
+data = open(f"{{d}}/data.bin", "rb").read()
+assert ({py_decode})(open(f"{{d}}/ours.bin", "rb").read()) == data
+open(f"{{d}}/theirs.bin", "wb").write(({py_encode})(data))
+"#
+    );
+    run_python(&py, &script, &[dir.path().to_str().unwrap()]);
+    let theirs = std::fs::read(dir.join("theirs.bin")).unwrap();
+    assert!(
+        codec.decode(&theirs, data.len()).unwrap() == data,
+        "{}",
+        codec.name()
+    );
+}
+
 #[test]
 fn xz_blocks_are_standard_xz_streams() {
-    // Python asdf has no xz codec (ASDF.jl writes `xz\0\0`); check the stream format against
-    // Python's lzma module in both directions instead.
-    let py = require_python!();
-    let dir = TempDir::new("interop-xz");
+    // Python asdf has no xz codec (ASDF.jl writes `xz\0\0`): check the stream format against
+    // Python's lzma module instead.
     let data: Vec<u8> = (0..300_000u32)
         .flat_map(|i| (i / 7).to_le_bytes())
         .collect();
-    let ours = Xz.encode(&data, &EncodeOptions::default()).unwrap();
-    std::fs::write(dir.join("ours.xz"), &ours).unwrap();
-    std::fs::write(dir.join("data.bin"), &data).unwrap();
-    let script = r#"
-import sys, lzma
-d = sys.argv[1]
-data = open(f"{d}/data.bin", "rb").read()
-assert lzma.decompress(open(f"{d}/ours.xz", "rb").read()) == data
-open(f"{d}/theirs.xz", "wb").write(lzma.compress(data, preset=6))
-"#;
-    run_python(&py, script, &[dir.path().to_str().unwrap()]);
-    let theirs = std::fs::read(dir.join("theirs.xz")).unwrap();
-    assert!(Xz.decode(&theirs, data.len()).unwrap() == data);
+    cross_check(
+        &Xz,
+        &data,
+        1,
+        "lzma",
+        "lzma.decompress",
+        "lambda b: lzma.compress(b, preset=6)",
+    );
 }
 
 #[cfg(feature = "bls2")]
 #[test]
 fn blosc2_chunks_match_python_blosc2() {
-    // asdf-compression 0.1.0 on PyPI has no bls2 compressor; check the chunk format against
-    // python-blosc2 itself, in both directions.
-    let py = require_python!();
-    let dir = TempDir::new("interop-bls2");
+    // asdf-compression 0.1.0 on PyPI has no bls2 compressor: check the chunk format against
+    // python-blosc2 itself.
     let data: Vec<u8> = (0..250_000u32)
         .flat_map(|i| ((i / 3) as f32).to_le_bytes())
         .collect();
-    let ours = asdf_block::Blosc2
-        .encode(
-            &data,
-            &EncodeOptions {
-                typesize: 4,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    std::fs::write(dir.join("ours.b2"), &ours).unwrap();
-    std::fs::write(dir.join("data.bin"), &data).unwrap();
-    let script = r#"
-import sys, blosc2
-d = sys.argv[1]
-data = open(f"{d}/data.bin", "rb").read()
-assert blosc2.decompress(open(f"{d}/ours.b2", "rb").read()) == data
-open(f"{d}/theirs.b2", "wb").write(blosc2.compress(data, typesize=4))
-"#;
-    run_python(&py, script, &[dir.path().to_str().unwrap()]);
-    let theirs = std::fs::read(dir.join("theirs.b2")).unwrap();
-    assert!(asdf_block::Blosc2.decode(&theirs, data.len()).unwrap() == data);
+    cross_check(
+        &asdf_block::Blosc2,
+        &data,
+        4,
+        "blosc2",
+        "blosc2.decompress",
+        "lambda b: blosc2.compress(b, typesize=4)",
+    );
 }
