@@ -53,6 +53,23 @@ pub struct EncodeOptions {
     pub level: Option<i32>,
     /// Size in bytes of one element of the data (Blosc shuffles by it); 1 when unknown.
     pub typesize: usize,
+    /// Threads one block may be compressed with, where the codec can split a block (zstd,
+    /// blosc, LZ4 chunks); `0` = automatic: one inside a rayon task (blocks are then usually
+    /// encoded in parallel already), every core otherwise. [`encode_blocks`](crate::encode_blocks)
+    /// sets it from the rayon pool and the number of blocks.
+    pub threads: usize,
+}
+
+impl EncodeOptions {
+    /// The thread count [`EncodeOptions::threads`] stands for (at least 1).
+    pub fn effective_threads(&self) -> usize {
+        match self.threads {
+            0 if rayon::current_thread_index().is_some() => 1,
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .min(256)
+    }
 }
 
 impl Default for EncodeOptions {
@@ -60,6 +77,7 @@ impl Default for EncodeOptions {
         EncodeOptions {
             level: None,
             typesize: 1,
+            threads: 0,
         }
     }
 }
@@ -541,6 +559,9 @@ impl Codec for Lz4Frame {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Zstd;
 
+/// Blocks smaller than this are compressed on one thread (zstd's jobs are megabytes).
+const ZSTD_MT_MIN: usize = 4 << 20;
+
 impl Codec for Zstd {
     fn label(&self) -> Label {
         Label(*b"zstd")
@@ -585,6 +606,12 @@ impl Codec for Zstd {
         }
         let mut c = zstd::bulk::Compressor::new(level)?;
         c.include_contentsize(true)?;
+        // Like Python's asdf-compression (`threads=-1`): a large block is compressed by several
+        // workers into one ordinary frame (any zstd decoder reads it).
+        let threads = opts.effective_threads();
+        if threads > 1 && src.len() >= ZSTD_MT_MIN {
+            c.set_parameter(zstd::zstd_safe::CParameter::NbWorkers(threads as u32))?;
+        }
         Ok(c.compress(src)?)
     }
 }
@@ -715,7 +742,7 @@ impl Codec for Blosc {
                 out.len(),
                 c"lz4".as_ptr(),
                 0,
-                Self::threads(),
+                opts.effective_threads().min(64) as i32,
             )
         };
         if rc <= 0 {

@@ -89,14 +89,23 @@ pub fn encode_block<'a>(
     })
 }
 
-/// [`encode_block`] for many blocks at once, in parallel.
+/// [`encode_block`] for many blocks at once, in parallel on the current rayon pool. Blocks
+/// whose [`EncodeOptions::threads`] is automatic share the pool's threads: with fewer blocks
+/// than threads, each block's codec may split it (zstd workers, blosc threads).
 pub fn encode_blocks<'a>(
     items: &[(&'a [u8], Label, EncodeOptions)],
     options: &WriteOptions,
 ) -> Result<Vec<EncodedBlock<'a>>> {
+    let per_block = (rayon::current_num_threads() / items.len().max(1)).max(1);
     items
         .par_iter()
-        .map(|(data, label, enc)| encode_block(data, *label, enc, options))
+        .map(|(data, label, enc)| {
+            let mut enc = enc.clone();
+            if enc.threads == 0 {
+                enc.threads = per_block;
+            }
+            encode_block(data, *label, &enc, options)
+        })
         .collect()
 }
 

@@ -73,6 +73,7 @@ fn levels_are_honoured_and_checked() {
                     &EncodeOptions {
                         level: Some(level),
                         typesize: 4,
+                        ..Default::default()
                     },
                 )
                 .unwrap();
@@ -88,7 +89,8 @@ fn levels_are_honoured_and_checked() {
             &data,
             &EncodeOptions {
                 level: Some(10),
-                typesize: 1
+                typesize: 1,
+                ..Default::default()
             }
         )
         .is_err());
@@ -97,7 +99,8 @@ fn levels_are_honoured_and_checked() {
             &data,
             &EncodeOptions {
                 level: Some(1000),
-                typesize: 1
+                typesize: 1,
+                ..Default::default()
             }
         )
         .is_err());
@@ -245,4 +248,77 @@ fn blosc_validates_its_header() {
     lying[12..16].copy_from_slice(&claimed);
     assert!(c.decode(&lying, data.len()).is_err());
     assert!(c.decode(&enc[..15], data.len()).is_err());
+}
+
+#[test]
+fn multithreaded_encoding_gives_ordinary_streams() {
+    // 12 MiB: above the size at which zstd splits a block between workers.
+    let data = sample(12 << 20);
+    for &name in LABELS {
+        let c = codec(name);
+        let enc = |threads| {
+            c.encode(
+                &data,
+                &EncodeOptions {
+                    typesize: 4,
+                    threads,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+        };
+        let (one, four) = (enc(1), enc(4));
+        for (threads, stream) in [(1, &one), (4, &four)] {
+            assert_eq!(
+                c.decode(stream, data.len()).unwrap(),
+                data,
+                "{name} encoded on {threads} threads"
+            );
+        }
+        if name == "zstd" {
+            // One frame, content size declared, readable by plain libzstd.
+            assert_eq!(
+                zstd::zstd_safe::get_frame_content_size(&four).ok(),
+                Some(Some(data.len() as u64))
+            );
+            assert_eq!(zstd::bulk::decompress(&four, data.len()).unwrap(), data);
+            assert_ne!(one, four, "zstd workers were not used");
+        }
+    }
+}
+
+#[test]
+fn encode_blocks_shares_the_pool_between_blocks() {
+    use asdf_block::{encode_blocks, WriteOptions};
+    let data = sample(12 << 20);
+    let zstd = Label::from_name("zstd").unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (single, pair) = pool.install(|| {
+        let one = [(&data[..], zstd, EncodeOptions::default())];
+        let two = [
+            (&data[..], zstd, EncodeOptions::default()),
+            (&data[..], zstd, EncodeOptions::default()),
+        ];
+        let opts = WriteOptions::default();
+        (
+            encode_blocks(&one, &opts).unwrap(),
+            encode_blocks(&two, &opts).unwrap(),
+        )
+    });
+    // One block gets both threads (a multi-worker frame); two blocks get one each.
+    let serial = codec("zstd")
+        .encode(
+            &data,
+            &EncodeOptions {
+                threads: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_ne!(&*single[0].payload, &serial[..]);
+    assert_eq!(&*pair[0].payload, &serial[..]);
+    assert_eq!(&*pair[1].payload, &serial[..]);
 }

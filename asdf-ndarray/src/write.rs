@@ -121,6 +121,7 @@ fn encode_opts(opts: &StoreOptions, typesize: usize) -> EncodeOptions {
     EncodeOptions {
         level: opts.level,
         typesize: typesize.max(1),
+        ..EncodeOptions::default()
     }
 }
 

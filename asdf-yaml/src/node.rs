@@ -93,7 +93,7 @@ impl Mapping {
     }
 
     /// Position of the first entry whose key is the string `key`.
-    fn position(&self, key: &str) -> Option<usize> {
+    pub(crate) fn position(&self, key: &str) -> Option<usize> {
         if self.entries.len() < INDEX_MIN {
             return self
                 .entries
@@ -182,6 +182,11 @@ impl Mapping {
     /// Iterates over `(key, value)` pairs in order, values mutable.
     pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&Node, &mut Node)> {
         self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    /// The value of the entry at position `i`.
+    pub(crate) fn value_at(&self, i: usize) -> Option<&Node> {
+        self.entries.get(i).map(|(_, v)| v)
     }
 
     /// The keys in order.

@@ -59,7 +59,7 @@ pub fn escape(token: &str) -> String {
 /// Index of the entry a token selects: the string key equal to the token, else an integer key
 /// with that decimal value.
 pub(crate) fn map_index(m: &Mapping, token: &str) -> Option<usize> {
-    if let Some(i) = m.keys().position(|k| k.as_str() == Some(token)) {
+    if let Some(i) = m.position(token) {
         return Some(i);
     }
     let as_int: i64 = token.parse().ok()?;
@@ -93,7 +93,7 @@ pub(crate) fn lookup_detailed<'a>(
     let mut at = String::new();
     for tok in toks {
         let next = match node.value() {
-            Value::Map(m) => map_index(m, &tok).and_then(|i| m.values().nth(i)),
+            Value::Map(m) => map_index(m, &tok).and_then(|i| m.value_at(i)),
             Value::Seq(s) => seq_index(&tok).and_then(|i| s.get(i)),
             _ => None,
         };
@@ -128,5 +128,39 @@ pub(crate) fn lookup<'a>(root: &'a Node, pointer: &str) -> Result<&'a Node> {
             path: miss.at,
             message: miss.message,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::node::{Mapping, Node};
+
+    /// Large mappings are searched through their key index: string keys first, then integer
+    /// keys by value, in both the shared and the mutable lookup.
+    #[test]
+    fn large_mappings_resolve_string_then_integer_keys() {
+        let mut m: Mapping = (0..5_000)
+            .map(|i| (Node::from(format!("k{i}")), Node::from(i as i64)))
+            .collect();
+        m.insert(Node::from(77i64), Node::from("int key"));
+        m.insert(Node::from("77"), Node::from("string key"));
+        m.insert(Node::from(78i64), Node::from("only int"));
+        let mut root = Node::mapping([("m", Node::from(m))]);
+        assert_eq!(root.pointer("/m/k4321").and_then(Node::as_i64), Some(4321));
+        assert_eq!(
+            root.pointer("/m/77").and_then(Node::as_str),
+            Some("string key")
+        );
+        assert_eq!(
+            root.pointer("/m/78").and_then(Node::as_str),
+            Some("only int")
+        );
+        assert!(root.pointer("/m/k5000").is_none());
+        *root.pointer_mut("/m/k12").unwrap() = Node::from("changed");
+        assert_eq!(
+            root.pointer("/m/k12").and_then(Node::as_str),
+            Some("changed")
+        );
+        assert_eq!(root.pointer("/m/k13").and_then(Node::as_i64), Some(13));
     }
 }
