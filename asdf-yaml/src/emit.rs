@@ -552,8 +552,8 @@ fn plain_syntax_ok(s: &str, flow: bool) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
-    if s.starts_with(' ')
-        || s.ends_with(' ')
+    if s.starts_with([' ', '\t'])
+        || s.ends_with([' ', '\t'])
         || s.ends_with(':')
         || s.starts_with("---")
         || s.starts_with("...")
@@ -571,6 +571,11 @@ fn plain_syntax_ok(s: &str, flow: bool) -> bool {
         return false;
     }
     if flow && s.contains([',', '[', ']', '{', '}', ':']) {
+        return false;
+    }
+    // In a flow collection the scalar is followed by `,` or `]`: a last word that is a lone `-`
+    // would read as `-` before a flow indicator, which the parser refuses (found by fuzzing).
+    if flow && (s == "-" || s.ends_with(" -") || s.ends_with("\t-")) {
         return false;
     }
     s.chars().all(printable_plain)

@@ -19,3 +19,33 @@ fn yaml_single_use_anchor_on_empty_node() {
     let text2 = asdf_yaml::emit_to_string(&again).unwrap();
     assert_eq!(text, text2);
 }
+
+/// `yaml_roundtrip`, 2026-11-21: a flow sequence item whose last word is a lone dash
+/// (`[(2.2 - - ,0j)]` holds `(2.2 - -` and `0j)`). Written back as `[(2.2 - -, 0j)]`, the dash
+/// sat right before the comma, which the parser refuses. Fixed in the emitter: such scalars
+/// are quoted in flow context. Tabs around plain scalars are quoted too (a parser strips them).
+#[test]
+fn yaml_flow_item_ending_in_a_lone_dash() {
+    let input = b"a: [(2.2 - - ,0j), x -\t]\nb: [\"\\tpad\", \"pad\\t\"]\nc: \"tail\\t\"\n";
+    let tree = asdf_yaml::parse_bytes(input).unwrap();
+    assert_eq!(
+        tree.pointer("/a/0").and_then(|n| n.as_str()),
+        Some("(2.2 - -")
+    );
+    assert_eq!(tree.pointer("/a/1").and_then(|n| n.as_str()), Some("0j)"));
+    assert_eq!(tree.pointer("/a/2").and_then(|n| n.as_str()), Some("x -"));
+    let text = asdf_yaml::emit_to_string(&tree).unwrap();
+    let again = asdf_yaml::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(again, tree, "{text}");
+    assert_eq!(asdf_yaml::emit_to_string(&again).unwrap(), text);
+    // The original fuzz input, whole.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz/yaml_roundtrip-lone-dash.asdf"
+    );
+    let input = std::fs::read(path).unwrap();
+    let tree = asdf_yaml::parse_bytes(&input).unwrap();
+    let text = asdf_yaml::emit_to_string(&tree).unwrap();
+    let again = asdf_yaml::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(asdf_yaml::emit_to_string(&again).unwrap(), text);
+}
