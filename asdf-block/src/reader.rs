@@ -32,6 +32,29 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }
 
+/// The size fields of a block header that must agree before its data is used.
+fn check_sizes(info: &BlockInfo) -> Result<()> {
+    let h = &info.header;
+    let (block, offset) = (info.index, info.offset);
+    if !h.is_streamed() && h.used_size > h.allocated_size {
+        return Err(BlockError::UsedExceedsAllocated {
+            block,
+            offset,
+            used: h.used_size,
+            allocated: h.allocated_size,
+        });
+    }
+    if !h.is_compressed() && !h.is_streamed() && h.used_size != h.data_size {
+        return Err(BlockError::SizeMismatch {
+            block,
+            offset,
+            used: h.used_size,
+            data: h.data_size,
+        });
+    }
+    Ok(())
+}
+
 /// Checks a block's stored bytes and decodes them, under `options`. `stored` is exactly the
 /// block's stored range. With `verified` the checksum is not computed again.
 fn decode_block<'a>(
@@ -43,14 +66,7 @@ fn decode_block<'a>(
 ) -> Result<(Cow<'a, [u8]>, ChecksumStatus)> {
     let h = &info.header;
     let (block, offset) = (info.index, info.offset);
-    if !h.is_streamed() && h.used_size > h.allocated_size {
-        return Err(BlockError::UsedExceedsAllocated {
-            block,
-            offset,
-            used: h.used_size,
-            allocated: h.allocated_size,
-        });
-    }
+    check_sizes(info)?;
     let check = policy != ChecksumPolicy::Skip && h.has_checksum() && !verified;
     let not_checked = if h.has_checksum() {
         ChecksumStatus::NotChecked
@@ -66,14 +82,6 @@ fn decode_block<'a>(
     };
 
     if !h.is_compressed() {
-        if !h.is_streamed() && h.used_size != h.data_size {
-            return Err(BlockError::SizeMismatch {
-                block,
-                offset,
-                used: h.used_size,
-                data: h.data_size,
-            });
-        }
         if !check {
             return Ok((stored, not_checked));
         }
@@ -341,7 +349,10 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
     }
 
     /// Decodes a block into `dst`, which must be exactly its decoded size (for callers that
-    /// assemble many blocks into one buffer). Checks the checksum like [`data`](Self::data).
+    /// assemble many blocks into one buffer, or fill a typed array). Checks the checksum like
+    /// [`data`](Self::data), hashing the stored bytes while they are copied or decoded (on
+    /// another rayon thread), so verification adds little to the copy. On an error `dst` holds
+    /// unspecified bytes.
     pub fn decode_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
         let i = self.resolve(source)?;
         let info = &self.layout.blocks[i];
@@ -352,33 +363,67 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
                 dst.len()
             ))));
         }
+        check_sizes(info).map_err(|e| self.ctx(e))?;
         let h = &info.header;
-        let policy = self.options.checksums;
-        let fast = h.is_compressed()
-            && (policy == ChecksumPolicy::Skip
-                || !h.has_checksum()
-                || self.verified[i].get().is_some());
-        if fast {
-            // No checksum work: decode straight into the caller's buffer.
-            let stored = self.stored(i as i64)?;
-            let codec = self.options.codecs.get(h.compression).ok_or_else(|| {
+        let (block, offset) = (info.index, info.offset);
+        let stored = self.stored(i as i64)?;
+        let codec = if h.is_compressed() {
+            Some(self.options.codecs.get(h.compression).ok_or_else(|| {
                 self.ctx(BlockError::UnknownCompression {
-                    block: i,
-                    offset: info.offset,
+                    block,
+                    offset,
                     label: h.compression,
                     known: self.options.codecs.known(),
                 })
-            })?;
-            return codec.decode_into(stored, dst).map_err(|e| {
-                self.ctx(BlockError::Decode {
-                    block: i,
-                    offset: info.offset,
-                    codec: codec.name().to_string(),
-                    message: e.message,
-                })
-            });
+            })?)
+        } else {
+            None
+        };
+        // Runs on another rayon thread when verifying: captures no `self` (`B` need not be Sync).
+        let fill = |dst: &mut [u8]| match codec {
+            None => {
+                dst.copy_from_slice(stored);
+                Ok(())
+            }
+            Some(codec) => codec.decode_into(stored, dst),
+        };
+        let decode_err = |e: crate::CodecError| {
+            self.ctx(BlockError::Decode {
+                block,
+                offset,
+                codec: codec.map_or("none", |c| c.name()).to_string(),
+                message: e.message,
+            })
+        };
+        let policy = self.options.checksums;
+        if policy == ChecksumPolicy::Skip || !h.has_checksum() || self.verified[i].get().is_some() {
+            return fill(dst).map_err(decode_err);
         }
-        dst.copy_from_slice(&self.data(i as i64)?);
+        let (digest, filled) = rayon::join(|| md5(stored), || fill(&mut *dst));
+        let filled = filled.map_err(decode_err);
+        let mismatch = |decoded| {
+            self.ctx(BlockError::ChecksumMismatch {
+                block,
+                offset,
+                expected: h.checksum,
+                stored: digest,
+                decoded,
+            })
+        };
+        if digest == h.checksum {
+            filled?;
+            let _ = self.verified[i].set(ChecksumStatus::Stored);
+            return Ok(());
+        }
+        if policy == ChecksumPolicy::Strict || codec.is_none() {
+            return Err(mismatch(None));
+        }
+        filled?;
+        let decoded = md5(dst);
+        if decoded != h.checksum {
+            return Err(mismatch(Some(decoded)));
+        }
+        let _ = self.verified[i].set(ChecksumStatus::Decoded);
         Ok(())
     }
 }

@@ -322,6 +322,19 @@ fn checksum_conventions_and_policies() {
         )
         .unwrap()
     }
+    // `decode_into` (which hashes while it decodes) must agree with `data` on a fresh reader.
+    fn agree(file: &[u8], policy: ChecksumPolicy) -> Result<Vec<u8>, BlockError> {
+        let by_data = with_in(file, policy).data(0).map(|d| d.to_vec());
+        let r = with_in(file, policy);
+        let mut buf = vec![0; r.info(0).unwrap().data_size() as usize];
+        let by_into = r.decode_into(0, &mut buf).map(|()| buf);
+        match (&by_data, &by_into) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!("data {by_data:?} but decode_into {by_into:?}"),
+        }
+        by_data
+    }
     // Written: MD5 of the stored (compressed) bytes, accepted by every policy.
     let stored = with_in(&file, ChecksumPolicy::Strict)
         .stored(0)
@@ -334,6 +347,7 @@ fn checksum_conventions_and_policies() {
             ChecksumStatus::Stored
         );
         assert_eq!(&*with_in(&file, p).data(0).unwrap(), &data[..]);
+        assert_eq!(agree(&file, p).unwrap(), data);
     }
     // Legacy: MD5 of the decoded bytes (Python asdf <= 5.2).
     set_checksum(&mut file, at, md5(&data));
@@ -343,7 +357,8 @@ fn checksum_conventions_and_policies() {
             .unwrap(),
         ChecksumStatus::Decoded
     );
-    let e = with_in(&file, ChecksumPolicy::Strict).data(0).unwrap_err();
+    assert_eq!(agree(&file, ChecksumPolicy::AcceptLegacy).unwrap(), data);
+    let e = agree(&file, ChecksumPolicy::Strict).unwrap_err();
     assert!(
         matches!(
             e,
@@ -357,9 +372,7 @@ fn checksum_conventions_and_policies() {
     );
     // Wrong: fails both, naming both digests and the offset.
     set_checksum(&mut file, at, [9; 16]);
-    let e = with_in(&file, ChecksumPolicy::AcceptLegacy)
-        .data(0)
-        .unwrap_err();
+    let e = agree(&file, ChecksumPolicy::AcceptLegacy).unwrap_err();
     let msg = e.to_string();
     assert!(
         matches!(
@@ -375,10 +388,7 @@ fn checksum_conventions_and_policies() {
         msg.contains(&hex(&md5(&data))) && msg.contains(&format!("byte offset {at}")),
         "{msg}"
     );
-    assert_eq!(
-        &*with_in(&file, ChecksumPolicy::Skip).data(0).unwrap(),
-        &data[..]
-    );
+    assert_eq!(agree(&file, ChecksumPolicy::Skip).unwrap(), data);
     // All zeros: no checksum.
     set_checksum(&mut file, at, [0; 16]);
     assert_eq!(
@@ -397,6 +407,22 @@ fn checksum_conventions_and_policies() {
         BlockError::ChecksumMismatch { decoded: None, .. }
     ));
     assert!(r.verify_all(ChecksumPolicy::Skip)[0].is_ok());
+    let mut buf = vec![0; 64];
+    assert!(matches!(
+        r.decode_into(0, &mut buf).unwrap_err(),
+        BlockError::ChecksumMismatch { decoded: None, .. }
+    ));
+    // A corrupt compressed stream under a correct checksum of it: a decode error, either way.
+    let (mut bad, offs) = file_with(&[20_000], "zlib", WriteOptions::default());
+    let at = offs[0] as usize;
+    let used = u64::from_be_bytes(bad[at + 22..at + 30].try_into().unwrap()) as usize;
+    bad[at + 54 + used / 2] ^= 0x55;
+    let sum = md5(&bad[at + 54..at + 54 + used]);
+    set_checksum(&mut bad, at, sum);
+    assert!(matches!(
+        agree(&bad, ChecksumPolicy::Strict).unwrap_err(),
+        BlockError::Decode { .. }
+    ));
 }
 
 #[test]
