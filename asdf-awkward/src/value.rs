@@ -10,6 +10,7 @@ use crate::layout::{
     BitMaskedArray, JaggedArray, Layout, ListIndex, Node, SparseDefault, StringArray, Table,
     UnionArray,
 };
+use crate::limits::Limits;
 use crate::numpy::{Buffer, NumpyArray};
 
 /// One element of an awkward array, as awkward0's `tolist()` would give it.
@@ -106,6 +107,18 @@ fn scalar(buf: &Buffer, prim: &Primitive, k: usize) -> Option<Value> {
     })
 }
 
+/// Number of values [`numpy_element`] builds (the scalars and the lists holding them), the
+/// element itself included.
+fn numpy_values(a: &NumpyArray) -> u64 {
+    let mut total = 1u64;
+    let mut level = 1u64;
+    for &n in a.dtype().inner_shape.iter() {
+        level = level.saturating_mul(n as u64);
+        total = total.saturating_add(level);
+    }
+    total
+}
+
 fn numpy_element(a: &NumpyArray, i: usize) -> Option<Value> {
     let shape = &a.dtype().inner_shape;
     let inner = a.inner_size();
@@ -164,6 +177,63 @@ fn list_range(
     }
 }
 
+/// Estimated memory of one materialised [`Value`] (strings and bytes add their length).
+const VALUE_COST: u64 = std::mem::size_of::<Value>() as u64;
+
+/// What materialising values may still cost, against [`Limits::max_materialized_bytes`].
+/// Every list (the output, `JaggedArray` elements, inner numpy dimensions, records) charges
+/// its slots *before* it is filled, and strings their bytes, so a virtual length (a
+/// `SparseArray`) or a fan-out of indexes is refused before anything is built.
+struct Budget {
+    used: u64,
+    limit: u64,
+}
+
+impl Budget {
+    fn new(limits: &Limits) -> Budget {
+        Budget {
+            used: 0,
+            limit: limits.max_materialized_bytes,
+        }
+    }
+
+    /// Charges `values` value slots plus `bytes` bytes of text.
+    fn take(&mut self, values: u64, bytes: u64) -> Result<()> {
+        let used = values
+            .checked_mul(VALUE_COST)
+            .and_then(|v| v.checked_add(bytes))
+            .and_then(|v| v.checked_add(self.used));
+        match used {
+            Some(u) if u <= self.limit => {
+                self.used = u;
+                Ok(())
+            }
+            _ => Err(Error::Limit {
+                location: "array".into(),
+                what: "materialized values (bytes, Limits::max_materialized_bytes)",
+                value: used.unwrap_or(u64::MAX),
+                limit: self.limit,
+            }),
+        }
+    }
+}
+
+/// Number of values [`sparse_zero`] builds for `content`, itself included.
+fn sparse_zero_values(content: &Layout) -> u64 {
+    match content {
+        Layout::Numpy(a) => {
+            let mut total = 1u64;
+            let mut level = 1u64;
+            for &n in a.dtype().inner_shape.iter() {
+                level = level.saturating_mul(n.min(1 << 20) as u64);
+                total = total.saturating_add(level);
+            }
+            total
+        }
+        _ => 1,
+    }
+}
+
 fn sparse_zero(content: &Layout) -> Value {
     match content {
         Layout::Numpy(a) => {
@@ -198,10 +268,18 @@ impl Layout {
     /// assert_eq!(jagged.to_json().unwrap(), serde_json::json!([[1.1, 2.2], [], [3.3]]));
     /// ```
     pub fn get(&self, i: usize) -> Result<Value> {
-        self.get_depth(i, 0)
+        self.get_with(i, &Limits::default())
     }
 
-    fn get_depth(&self, i: usize, depth: usize) -> Result<Value> {
+    /// Element `i`, materialising at most [`Limits::max_materialized_bytes`] (an element can
+    /// be a list of any length: a `JaggedArray` over a long `SparseArray`, ...).
+    pub fn get_with(&self, i: usize, limits: &Limits) -> Result<Value> {
+        let mut b = Budget::new(limits);
+        b.take(1, 0)?;
+        self.get_depth(i, 0, &mut b)
+    }
+
+    fn get_depth(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
         if depth > crate::layout::MAX_NESTING {
             return Err(Error::invalid(
                 self.class_name(),
@@ -215,24 +293,29 @@ impl Layout {
             return Err(oob(self.class_name(), i, len));
         }
         match self {
-            Layout::Numpy(a) => numpy_element(a, i).ok_or_else(|| oob("numpy.ndarray", i, len)),
+            Layout::Numpy(a) => {
+                b.take(numpy_values(a) - 1, 0)?;
+                numpy_element(a, i).ok_or_else(|| oob("numpy.ndarray", i, len))
+            }
             Layout::Jagged(JaggedArray { index, content }) => {
-                let (a, b) = list_range(index, "JaggedArray", i, content.len())?;
-                (a..b)
-                    .map(|k| content.get_depth(k, d))
+                let (start, stop) = list_range(index, "JaggedArray", i, content.len())?;
+                b.take((stop - start) as u64, 0)?;
+                (start..stop)
+                    .map(|k| content.get_depth(k, d, b))
                     .collect::<Result<_>>()
                     .map(Value::List)
             }
             Layout::String(s) => {
-                let (a, b) = list_range(&s.index, "StringArray", i, s.content.len())?;
-                decode_string(s, &s.content[a..b])
+                let (start, stop) = list_range(&s.index, "StringArray", i, s.content.len())?;
+                b.take(0, (stop - start) as u64)?;
+                decode_string(s, &s.content[start..stop])
             }
-            Layout::Table(t) => table_row(t, i, d),
+            Layout::Table(t) => table_row(t, i, d, b),
             Layout::Chunked(c) => {
                 let mut k = i;
                 for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
                     if k < n {
-                        return ch.get_depth(k, d);
+                        return ch.get_depth(k, d, b);
                     }
                     k -= n;
                 }
@@ -242,6 +325,7 @@ impl Layout {
                 let mut k = i;
                 for ch in &a.chunks {
                     if k < ch.len() {
+                        b.take(numpy_values(ch) - 1, 0)?;
                         return numpy_element(ch, k).ok_or_else(|| oob("AppendableArray", i, len));
                     }
                     k -= ch.len();
@@ -252,16 +336,21 @@ impl Layout {
                 let ix = usize::try_from(a.index[i]).map_err(|_| {
                     Error::invalid("IndexedArray", "array", format!("negative index[{i}]"))
                 })?;
-                a.content.get_depth(ix, d)
+                a.content.get_depth(ix, d, b)
             }
             Layout::Sparse(s) => match s.index.binary_search(&(i as i64)) {
-                Ok(j) => s.content.get_depth(j, d),
-                Err(_) => Ok(match s.default {
-                    SparseDefault::Zero => sparse_zero(&s.content),
-                    SparseDefault::Bool(b) => Value::Bool(b),
-                    SparseDefault::Int(v) => Value::Int(v),
-                    SparseDefault::Float(v) => Value::Float(v),
-                }),
+                Ok(j) => s.content.get_depth(j, d, b),
+                Err(_) => {
+                    if let SparseDefault::Zero = s.default {
+                        b.take(sparse_zero_values(&s.content) - 1, 0)?;
+                    }
+                    Ok(match s.default {
+                        SparseDefault::Zero => sparse_zero(&s.content),
+                        SparseDefault::Bool(v) => Value::Bool(v),
+                        SparseDefault::Int(v) => Value::Int(v),
+                        SparseDefault::Float(v) => Value::Float(v),
+                    })
+                }
             },
             Layout::Union(UnionArray {
                 tags,
@@ -282,13 +371,13 @@ impl Layout {
                     .ok_or_else(|| {
                         Error::invalid("UnionArray", "array", format!("bad index[{i}]"))
                     })?;
-                c.get_depth(ix, d)
+                c.get_depth(ix, d, b)
             }
             Layout::Masked(m) => {
                 if m.mask[i] == m.masked_when {
                     Ok(Value::Null)
                 } else {
-                    m.content.get_depth(i, d)
+                    m.content.get_depth(i, d, b)
                 }
             }
             Layout::BitMasked(m @ BitMaskedArray { .. }) => {
@@ -302,7 +391,7 @@ impl Layout {
                 if bit == m.masked_when {
                     Ok(Value::Null)
                 } else {
-                    m.content.get_depth(i, d)
+                    m.content.get_depth(i, d, b)
                 }
             }
             Layout::IndexedMasked(m) => {
@@ -317,7 +406,7 @@ impl Layout {
                             format!("negative index[{i}] = {ix}"),
                         )
                     })?;
-                    m.content.get_depth(ix, d)
+                    m.content.get_depth(ix, d, b)
                 }
             }
         }
@@ -335,16 +424,53 @@ impl Layout {
         (0..self.len()).map(move |i| self.get(i))
     }
 
-    /// All elements as values.
+    /// All elements as values, with the default [`Limits`].
     pub fn to_values(&self) -> Result<Vec<Value>> {
-        self.iter().collect()
+        self.to_values_with(&Limits::default())
     }
 
-    /// The whole array as a JSON array (see [`Value::to_json`] for the mapping).
+    /// All elements as values, refusing (before building them) to materialise more than
+    /// [`Limits::max_materialized_bytes`] in all.
+    pub fn to_values_with(&self, limits: &Limits) -> Result<Vec<Value>> {
+        let mut b = Budget::new(limits);
+        b.take(self.len() as u64, 0)?;
+        let mut out = Vec::with_capacity(self.len().min(1 << 20));
+        for i in 0..self.len() {
+            out.push(self.get_depth(i, 0, &mut b)?);
+        }
+        Ok(out)
+    }
+
+    /// The whole array as a JSON array (see [`Value::to_json`] for the mapping), with the
+    /// default [`Limits`].
     pub fn to_json(&self) -> Result<Json> {
-        let mut out = Vec::with_capacity(self.len().min(1 << 24));
-        for v in self.iter() {
-            out.push(v?.to_json());
+        self.to_json_with(&Limits::default())
+    }
+
+    /// [`to_json`](Self::to_json), refusing (before building them) to materialise more than
+    /// [`Limits::max_materialized_bytes`] of values: a `SparseArray` of 2³² virtual elements,
+    /// which takes a few bytes in a file, is an error instead of hundreds of GiB of JSON.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use asdf_awkward::{Buffer, Error, Layout, Limits, NumpyArray, SparseArray, SparseDefault};
+    /// let content = Arc::new(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(vec![]))));
+    /// let sparse = Layout::Sparse(SparseArray {
+    ///     length: 1 << 32,
+    ///     index: vec![],
+    ///     content,
+    ///     default: SparseDefault::Zero,
+    /// });
+    /// let err = sparse.to_json_with(&Limits::untrusted()).unwrap_err();
+    /// assert!(matches!(err, Error::Limit { .. }));
+    /// ```
+    pub fn to_json_with(&self, limits: &Limits) -> Result<Json> {
+        let mut b = Budget::new(limits);
+        b.take(self.len() as u64, 0)?;
+        let mut out = Vec::with_capacity(self.len().min(1 << 20));
+        for i in 0..self.len() {
+            let v = self.get_depth(i, 0, &mut b)?;
+            out.push(v.to_json());
         }
         Ok(Json::Array(out))
     }
@@ -371,7 +497,7 @@ impl Layout {
     }
 }
 
-fn table_row(t: &Table, i: usize, d: usize) -> Result<Value> {
+fn table_row(t: &Table, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
     let row = t.base_row(i).ok_or_else(|| {
         Error::invalid(
             "Table",
@@ -379,9 +505,11 @@ fn table_row(t: &Table, i: usize, d: usize) -> Result<Value> {
             format!("view row {i} is outside the base"),
         )
     })?;
+    let names: usize = t.fields.iter().map(|(name, _)| name.len()).sum();
+    b.take(t.fields.len() as u64, names as u64)?;
     let mut out = Vec::with_capacity(t.fields.len());
     for (name, col) in &t.fields {
-        out.push((name.clone(), col.get_depth(row, d)?));
+        out.push((name.clone(), col.get_depth(row, d, b)?));
     }
     Ok(Value::Record(out))
 }

@@ -36,6 +36,24 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The preset for files from untrusted sources: one compressed block may decode to at most
+    /// 1 GiB (instead of 16 GiB). zstd, xz and bzip2 reach ratios above 1000:1 on real data, so
+    /// with the default a file of a few MiB may legitimately demand tens of GiB; a service
+    /// reading files from the internet should not honour that. Real compressed blocks are a few
+    /// MiB (the largest in the test corpus) to a few hundred MiB.
+    ///
+    /// ```
+    /// use asdf_block::Limits;
+    /// assert_eq!(Limits::untrusted().max_decoded_block_size, 1 << 30);
+    /// ```
+    pub fn untrusted() -> Self {
+        Limits {
+            max_decoded_block_size: 1 << 30,
+        }
+    }
+}
+
 /// Options of a block reader.
 ///
 /// ```
@@ -54,6 +72,21 @@ pub struct ReadOptions {
     pub use_index: bool,
     /// The codecs by label.
     pub codecs: Arc<CodecRegistry>,
+}
+
+impl ReadOptions {
+    /// The default options with [`Limits::untrusted`].
+    ///
+    /// ```
+    /// use asdf_block::{Limits, ReadOptions};
+    /// assert_eq!(ReadOptions::untrusted().limits, Limits::untrusted());
+    /// ```
+    pub fn untrusted() -> Self {
+        ReadOptions {
+            limits: Limits::untrusted(),
+            ..ReadOptions::default()
+        }
+    }
 }
 
 impl Default for ReadOptions {

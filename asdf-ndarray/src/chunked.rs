@@ -135,13 +135,37 @@ impl ChunkedArray {
         })
     }
 
-    /// The whole array.
+    /// The whole array, with the default [`ReadLimits`].
     pub fn array<T: Element>(
         &self,
         store: &(impl BlockStore + Sync + ?Sized),
     ) -> Result<ArrayD<T>> {
+        self.array_with(store, &ReadLimits::default())
+    }
+
+    /// [`array`](Self::array) with explicit limits: the result (whose gaps take no space in
+    /// the file) and every chunk read are bounded by [`ReadLimits::max_expanded_bytes`].
+    ///
+    /// ```
+    /// use asdf_ndarray::{ChunkedArray, NdError, NoBlocks, ReadLimits};
+    /// // One 1-element chunk in a 1000 × 1000 array: the rest is a gap, read as zeros.
+    /// let node = asdf_yaml::parse_str(
+    ///     "{shape: [1000, 1000], datatype: float64, chunks: [\
+    ///      {start: [0, 0], ndarray: {data: [[1.0]], datatype: float64}}]}",
+    /// ).unwrap();
+    /// let c = ChunkedArray::from_node(&node).unwrap();
+    /// assert_eq!(c.array::<f64>(&NoBlocks).unwrap()[[0, 0]], 1.0);
+    /// let small = ReadLimits { max_expanded_bytes: 1 << 20 };
+    /// let err = c.array_with::<f64>(&NoBlocks, &small).unwrap_err();
+    /// assert!(matches!(err, NdError::TooLarge { limit, .. } if limit == 1 << 20));
+    /// ```
+    pub fn array_with<T: Element>(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<ArrayD<T>> {
         let full: Vec<Range<usize>> = self.shape.iter().map(|&d| 0..d).collect();
-        self.region(store, &full)
+        self.region_with(store, &full, limits)
     }
 
     /// The sub-array `region` (one range per dimension). Only the chunks it touches are
@@ -198,7 +222,7 @@ impl ChunkedArray {
                 let c = &self.chunks[*i];
                 let a = c
                     .array
-                    .array::<T>(store)
+                    .array_with::<T>(store, limits)
                     .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
                 if a.shape() != c.shape.as_slice() {
                     return Err(field_err(
@@ -227,11 +251,20 @@ impl ChunkedArray {
         Ok(out)
     }
 
-    /// The whole array, whatever its (scalar) datatype.
+    /// The whole array, whatever its (scalar) datatype, with the default [`ReadLimits`].
     pub fn read(&self, store: &(impl BlockStore + Sync + ?Sized)) -> Result<AnyArray> {
+        self.read_with(store, &ReadLimits::default())
+    }
+
+    /// [`read`](Self::read) with explicit limits (see [`array_with`](Self::array_with)).
+    pub fn read_with(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<AnyArray> {
         match &self.datatype {
             Datatype::Scalar(s) => {
-                with_scalar!(*s, T => Ok(AnyArray::from(self.array::<T>(store)?)))
+                with_scalar!(*s, T => Ok(AnyArray::from(self.array_with::<T>(store, limits)?)))
             }
             other => Err(NdError::Datatype(format!(
                 "chunked arrays of {other} are not supported"

@@ -342,6 +342,24 @@ impl Default for ReadLimits {
     }
 }
 
+impl ReadLimits {
+    /// The preset for files from untrusted sources (uploads, the internet): results larger
+    /// than the bytes backing them are refused above 1 GiB (instead of 4 GiB), so one small
+    /// file cannot make a service allocate more than a bounded amount per array read. Arrays no
+    /// larger than their (decoded) block are still always accepted.
+    ///
+    /// ```
+    /// use asdf_ndarray::ReadLimits;
+    /// assert_eq!(ReadLimits::untrusted().max_expanded_bytes, 1 << 30);
+    /// assert!(ReadLimits::untrusted().max_expanded_bytes < ReadLimits::default().max_expanded_bytes);
+    /// ```
+    pub fn untrusted() -> Self {
+        ReadLimits {
+            max_expanded_bytes: 1 << 30,
+        }
+    }
+}
+
 pub(crate) fn check_limit(
     what: &str,
     bytes: Option<u64>,

@@ -212,13 +212,32 @@ impl NdArrayMeta {
 
     /// Reads the array and its mask (`true` = missing): inline `null`s, a `mask` ndarray
     /// broadcast to the array's shape (non-zero = missing), or a sentinel value. `None` when
-    /// the array has no mask.
+    /// the array has no mask. Uses the default [`ReadLimits`].
     pub fn read_masked(
         &self,
         store: &(impl BlockStore + ?Sized),
     ) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
-        let limits = ReadLimits::default();
-        let raw = self.raw(store, &limits)?;
+        self.read_masked_with(store, &ReadLimits::default())
+    }
+
+    /// [`read_masked`](Self::read_masked) with explicit limits: the array, the mask array and
+    /// the mask broadcast to the array's shape are each bounded by
+    /// [`ReadLimits::max_expanded_bytes`] when larger than the bytes backing the array.
+    ///
+    /// ```
+    /// use asdf_ndarray::{NdArrayMeta, NdError, NoBlocks, ReadLimits};
+    /// let node = asdf_yaml::parse_str("{data: [1, null, 3], datatype: int32}").unwrap();
+    /// let meta = NdArrayMeta::from_node(&node).unwrap();
+    /// let (a, mask) = meta.read_masked_with(&NoBlocks, &ReadLimits::untrusted()).unwrap();
+    /// assert_eq!(a.shape(), &[3]);
+    /// assert_eq!(mask.unwrap().into_raw_vec_and_offset().0, vec![false, true, false]);
+    /// ```
+    pub fn read_masked_with(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
+        let raw = self.raw(store, limits)?;
         let arr = decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)?;
         let shape = raw.layout.shape.clone();
         let mut mask = match raw.nulls {
@@ -233,9 +252,18 @@ impl NdArrayMeta {
             Some(Mask::Sentinel(s)) => Some(arr.sentinel_mask(s)?),
             Some(Mask::Array(m)) => {
                 let ma = m
-                    .read_with(store, &limits)
+                    .read_with(store, limits)
                     .map_err(|e| field_err("mask", e.to_string()))?;
                 let b = mask_bools(ma)?;
+                // The broadcast mask takes one byte per element of the array: free when the
+                // array's own bytes are at least as many, else bounded by the limit.
+                let elements = crate::datatype::checked_product(&shape).map(|n| n as u64);
+                check_limit(
+                    "the mask broadcast to the array's shape",
+                    elements,
+                    raw.bytes.len() as u64,
+                    limits,
+                )?;
                 let bc = b.broadcast(IxDyn(&shape)).ok_or_else(|| {
                     field_err(
                         "mask",
@@ -255,9 +283,20 @@ impl NdArrayMeta {
     }
 
     /// The array materialised as an inline ndarray (`data`, `datatype`, `shape`, with the mask
-    /// as `null`s): what Python asdf writes with `all_array_storage="inline"`.
+    /// as `null`s): what Python asdf writes with `all_array_storage="inline"`. Uses the default
+    /// [`ReadLimits`].
     pub fn to_inline(&self, store: &(impl BlockStore + ?Sized)) -> Result<NdArrayMeta> {
-        let (arr, mask) = self.read_masked(store)?;
+        self.to_inline_with(store, &ReadLimits::default())
+    }
+
+    /// [`to_inline`](Self::to_inline) with explicit limits (those of
+    /// [`read_masked_with`](Self::read_masked_with)).
+    pub fn to_inline_with(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<NdArrayMeta> {
+        let (arr, mask) = self.read_masked_with(store, limits)?;
         let mut data = arr.to_data_node()?;
         if let Some(mask) = mask {
             let shape = mask.shape().to_vec();

@@ -46,11 +46,40 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The preset for text from untrusted sources. The depth stays at 512 (every tree Python
+    /// asdf can write must still parse); alias expansion, the only size not backed by the text
+    /// itself, is cut to 100 000 nodes, and one scalar to 64 MiB (real trees are at most tens
+    /// of MiB in all).
+    ///
+    /// ```
+    /// use asdf_yaml::{parse_document, Limits, ParseOptions};
+    /// let opts = ParseOptions { limits: Limits::untrusted() };
+    /// assert!(parse_document("a: &x [1, 2]\nb: *x\n", &opts).is_ok());
+    /// ```
+    pub fn untrusted() -> Limits {
+        Limits {
+            max_depth: 512,
+            max_alias_nodes: 100_000,
+            max_scalar_bytes: 64 << 20,
+        }
+    }
+}
+
 /// Options for [`parse_document`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Resource bounds.
     pub limits: Limits,
+}
+
+impl ParseOptions {
+    /// Options with [`Limits::untrusted`].
+    pub fn untrusted() -> ParseOptions {
+        ParseOptions {
+            limits: Limits::untrusted(),
+        }
+    }
 }
 
 /// Something legal but discouraged found while parsing (e.g. a mapping key that is not a str, int

@@ -76,8 +76,13 @@ pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
     out
 }
 
-/// The first block of an external (exploded) ASDF file named by `uri`, relative to `base`.
-pub(crate) fn external_block(base: Option<&std::path::Path>, uri: &str) -> Result<Vec<u8>> {
+/// The first block of an external (exploded) ASDF file named by `uri`, relative to `base`,
+/// opened with `options` (those of the file naming it).
+pub(crate) fn external_block(
+    base: Option<&std::path::Path>,
+    uri: &str,
+    options: &crate::OpenOptions,
+) -> Result<Vec<u8>> {
     let bad = |reason: String| AsdfError::External {
         uri: uri.to_string(),
         reason,
@@ -99,13 +104,14 @@ pub(crate) fn external_block(base: Option<&std::path::Path>, uri: &str) -> Resul
         })?;
         dir.join(path)
     };
-    let file = AsdfFile::open(&path).map_err(|e| bad(e.to_string()))?;
+    let file = AsdfFile::open_with(&path, options).map_err(|e| bad(e.to_string()))?;
     let data = file.block_data(0).map_err(|e| bad(e.to_string()))?;
     Ok(data.into_owned())
 }
 
 impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        self.decoded.charge_nd(self.blocks().info(source)?)?;
         Ok(self.blocks().data(source)?)
     }
 
@@ -114,7 +120,7 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         if uri.is_empty() || uri.starts_with('#') {
             return self.block(0);
         }
-        external_block(self.path(), uri)
+        external_block(self.path(), uri, &self.options)
             .map(Cow::Owned)
             .map_err(|e| NdError::Usage(e.to_string()))
     }
@@ -171,10 +177,21 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         let node = self.node_at(pointer)?;
         if array_kind(node) == Some(ArrayKind::Chunked) {
             let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-            return c.read(self).map_err(|e| arr(pointer, e));
+            return c
+                .read_with(self, &self.array_limits)
+                .map_err(|e| arr(pointer, e));
         }
         meta_of(pointer, node)?
             .read_with(self, &self.array_limits)
+            .map_err(|e| arr(pointer, e))
+    }
+
+    /// The array at `pointer` and its mask (`true` = missing: inline `null`s, a `mask` array
+    /// broadcast to the array's shape, or a sentinel value; `None` without a mask), within
+    /// [`OpenOptions::arrays`](crate::OpenOptions::arrays).
+    pub fn read_masked(&self, pointer: &str) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
+        self.meta_at(pointer)?
+            .read_masked_with(self, &self.array_limits)
             .map_err(|e| arr(pointer, e))
     }
 

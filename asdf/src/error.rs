@@ -90,6 +90,21 @@ pub enum AsdfError {
         /// Its tag, if any.
         tag: Option<String>,
     },
+    /// Decoding a block would bring the bytes decoded from one open file above
+    /// [`OpenOptions::max_total_decoded_bytes`](crate::OpenOptions::max_total_decoded_bytes).
+    #[error("block {block} at byte offset {offset}: decoding its {size} bytes would bring the bytes decoded from this file above the limit of {limit} bytes ({decoded} already decoded; raise OpenOptions::max_total_decoded_bytes to read it)")]
+    DecodedTotalTooLarge {
+        /// Block index.
+        block: usize,
+        /// Byte offset of the block magic.
+        offset: u64,
+        /// The block's declared decoded size.
+        size: u64,
+        /// Bytes already decoded from the file (each block counted once).
+        decoded: u64,
+        /// The configured limit.
+        limit: u64,
+    },
     /// An external file an ndarray names could not be used.
     #[error("external array file {uri:?}: {reason}")]
     External {

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use asdf_block::{BlockReader, ReadOptions};
 use asdf_yaml::{Node, ParseOptions};
@@ -10,7 +12,10 @@ use crate::error::{AsdfError, Result};
 use crate::layout::{split, FileHeader};
 
 /// How to open a file.
-#[derive(Clone, Debug, Default)]
+///
+/// [`OpenOptions::default`] is sized for real data (per-block ceilings in GiB);
+/// [`OpenOptions::untrusted`] is the preset for files from untrusted sources.
+#[derive(Clone, Debug)]
 pub struct OpenOptions {
     /// Block reading: checksum policy, decoded-size ceiling, codecs, use of the block index.
     pub blocks: ReadOptions,
@@ -26,6 +31,149 @@ pub struct OpenOptions {
     /// Array reading: the largest result accepted beyond the bytes an array's data occupies
     /// (overlapping strides, chunk gaps), so a small file cannot make a read allocate gigabytes.
     pub arrays: asdf_ndarray::ReadLimits,
+    /// The most bytes the compressed blocks of one open file may decode to in all, each block
+    /// counted once (the first time it is decoded, whatever the number of reads), checked
+    /// before decoding. Bounds `n` blocks × `blocks.limits.max_decoded_block_size`. Applies to
+    /// the reads of [`AsdfFile`] (arrays, [`AsdfFile::block_data`]), not to direct use of
+    /// [`AsdfFile::blocks`]. Default 64 GiB.
+    pub max_total_decoded_bytes: u64,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            blocks: ReadOptions::default(),
+            yaml: ParseOptions::default(),
+            extensions: Default::default(),
+            ignore_unrecognized_tags: false,
+            validate: false,
+            arrays: asdf_ndarray::ReadLimits::default(),
+            max_total_decoded_bytes: 64 << 30,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// The preset for files from untrusted sources (uploads, the internet).
+    ///
+    /// The defaults let a file of a few MiB legitimately demand tens of GiB (zstd, xz and
+    /// bzip2 reach ratios above 1000:1 on real data; one block may decode to 16 GiB, an array
+    /// with overlapping strides expand to 4 GiB, and every block of a file may do so). This
+    /// preset keeps every bound at about 1 GiB per result and 4 GiB per file, which still
+    /// opens every file of the test corpus:
+    ///
+    /// * `blocks`: [`asdf_block::ReadOptions::untrusted`]: one block decodes to ≤ 1 GiB;
+    /// * `yaml`: [`asdf_yaml::ParseOptions::untrusted`]: aliases expand to ≤ 100 000 nodes, a
+    ///   scalar is ≤ 64 MiB (depth stays 512, for Python-written trees);
+    /// * `arrays`: [`asdf_ndarray::ReadLimits::untrusted`]: results larger than their data
+    ///   (overlapping strides, chunk gaps, broadcast masks) ≤ 1 GiB;
+    /// * `max_total_decoded_bytes`: 4 GiB for all the blocks of the file.
+    ///
+    /// ```
+    /// use asdf::{AsdfFile, AsdfWriter, OpenOptions, StoreOptions};
+    /// let mut w = AsdfWriter::new();
+    /// let node = w.add(&ndarray::Array1::<f64>::zeros(1000), &StoreOptions::compressed("zstd").unwrap()).unwrap();
+    /// let bytes = w.to_bytes(asdf::yaml::Node::mapping([("x", node)]), &Default::default()).unwrap();
+    /// let f = AsdfFile::from_bytes(bytes, &OpenOptions::untrusted()).unwrap();
+    /// assert_eq!(f.array::<f64>("/x").unwrap().len(), 1000);
+    /// ```
+    pub fn untrusted() -> Self {
+        OpenOptions {
+            blocks: ReadOptions::untrusted(),
+            yaml: ParseOptions::untrusted(),
+            arrays: asdf_ndarray::ReadLimits::untrusted(),
+            max_total_decoded_bytes: 4 << 30,
+            ..OpenOptions::default()
+        }
+    }
+}
+
+/// The running total of bytes decoded from one open file, against
+/// [`OpenOptions::max_total_decoded_bytes`]. Each compressed block is charged once, the first
+/// time it is decoded; the charge is atomic, so parallel reads (chunked arrays, rayon) share it.
+#[derive(Debug)]
+pub(crate) struct DecodeBudget {
+    limit: u64,
+    /// The per-block ceiling: a block above it is refused by the block reader, not charged.
+    block_limit: u64,
+    used: AtomicU64,
+    /// Per block: whether its charge was accepted (set once).
+    charged: Vec<OnceLock<bool>>,
+}
+
+impl DecodeBudget {
+    pub(crate) fn new(limit: u64, block_limit: u64, blocks: usize) -> Self {
+        DecodeBudget {
+            limit,
+            block_limit,
+            used: AtomicU64::new(0),
+            charged: (0..blocks).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Charges block `info` (if compressed) before it is decoded.
+    pub(crate) fn charge(&self, info: &asdf_block::BlockInfo) -> Result<()> {
+        if !info.header.is_compressed() {
+            // Borrowed from the file, never copied: bounded by the file length.
+            return Ok(());
+        }
+        let size = info.data_size();
+        if size > self.block_limit {
+            // The block reader refuses it (naming `max_decoded_block_size`) before decoding.
+            return Ok(());
+        }
+        let add = || {
+            self.used
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
+                    u.checked_add(size).filter(|&t| t <= self.limit)
+                })
+                .is_ok()
+        };
+        let accepted = match self.charged.get(info.index) {
+            Some(cell) => *cell.get_or_init(add),
+            None => add(),
+        };
+        if accepted {
+            Ok(())
+        } else {
+            Err(AsdfError::DecodedTotalTooLarge {
+                block: info.index,
+                offset: info.offset,
+                size,
+                decoded: self.used.load(Ordering::SeqCst),
+                limit: self.limit,
+            })
+        }
+    }
+
+    /// [`charge`](Self::charge) with the array layer's error type.
+    pub(crate) fn charge_nd(
+        &self,
+        info: &asdf_block::BlockInfo,
+    ) -> std::result::Result<(), asdf_ndarray::NdError> {
+        self.charge(info).map_err(|e| match e {
+            AsdfError::DecodedTotalTooLarge {
+                block,
+                offset,
+                size,
+                decoded,
+                limit,
+            } => asdf_ndarray::NdError::TooLarge {
+                what: format!(
+                    "block {block} at byte offset {offset}: decoding its {size} bytes after \
+                     {decoded} already decoded from this file \
+                     (OpenOptions::max_total_decoded_bytes)"
+                ),
+                limit,
+            },
+            other => asdf_ndarray::NdError::Usage(other.to_string()),
+        })
+    }
+
+    /// Bytes charged so far.
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Ordering::SeqCst)
+    }
 }
 
 /// The built-in checks of the core tags; an error listing every violation.
@@ -63,6 +211,10 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     pub(crate) pending: asdf_ndarray::ArrayWriter,
     /// Limits for reading arrays.
     pub(crate) array_limits: asdf_ndarray::ReadLimits,
+    /// Bytes decoded so far, against `OpenOptions::max_total_decoded_bytes`.
+    pub(crate) decoded: DecodeBudget,
+    /// The options the file was opened with (external array files are opened with them too).
+    pub(crate) options: OpenOptions,
 }
 
 impl AsdfFile<memmap2::Mmap> {
@@ -120,6 +272,11 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             warnings.extend(options.extensions.unknown_tags(&tree));
         }
         let blocks = BlockReader::new(bytes, sections.blocks_start as u64, options.blocks.clone())?;
+        let decoded = DecodeBudget::new(
+            options.max_total_decoded_bytes,
+            options.blocks.limits.max_decoded_block_size,
+            blocks.len(),
+        );
         warnings.extend(blocks.layout().warnings.iter().cloned());
         for w in &warnings {
             log::warn!("{w}");
@@ -133,6 +290,8 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             path: None,
             pending: asdf_ndarray::ArrayWriter::new(),
             array_limits: options.arrays,
+            decoded,
+            options: options.clone(),
         })
     }
 
@@ -177,9 +336,22 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
     }
 
     /// The decoded data of block `source` (negative counts from the end), borrowed from the file
-    /// when uncompressed.
+    /// when uncompressed. Compressed blocks count towards
+    /// [`OpenOptions::max_total_decoded_bytes`] (once each).
     pub fn block_data(&self, source: i64) -> Result<Cow<'_, [u8]>> {
+        self.decoded.charge(self.blocks.info(source)?)?;
         Ok(self.blocks.data(source)?)
+    }
+
+    /// Bytes decoded from this file's compressed blocks so far, as counted against
+    /// [`OpenOptions::max_total_decoded_bytes`] (each block once).
+    pub fn decoded_bytes(&self) -> u64 {
+        self.decoded.used()
+    }
+
+    /// The options this file was opened with.
+    pub fn open_options(&self) -> &OpenOptions {
+        &self.options
     }
 
     /// Non-fatal oddities found while reading (also logged with `log::warn!`).

@@ -50,6 +50,21 @@ impl Default for ReadOptions {
     }
 }
 
+impl ReadOptions {
+    /// The default options with [`Limits::untrusted`].
+    ///
+    /// ```
+    /// use asdf_awkward::{Limits, ReadOptions};
+    /// assert_eq!(ReadOptions::untrusted().limits, Limits::untrusted());
+    /// ```
+    pub fn untrusted() -> Self {
+        ReadOptions {
+            limits: Limits::untrusted(),
+            ..ReadOptions::default()
+        }
+    }
+}
+
 /// Reads the array `name` from `store`: its schema is the blob `name + schema_suffix`.
 ///
 /// ```
