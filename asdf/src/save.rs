@@ -252,10 +252,8 @@ impl AsdfFile<memmap2::Mmap> {
             .map(Path::to_path_buf)
             .ok_or_else(|| AsdfError::InvalidTree("update needs a file opened by path".into()))?;
         self.save_path(&path, options)?;
-        let open = crate::OpenOptions {
-            blocks: self.blocks().options().clone(),
-            ..Default::default()
-        };
+        // Reopened with every option the file was opened with (limits, extensions, checks).
+        let open = self.open_options().clone();
         drop(self);
         AsdfFile::open_with(&path, &open)
     }

@@ -110,11 +110,11 @@ fn read_with_mask(
 ) -> std::result::Result<(AnyArray, Option<ndarray::ArrayD<bool>>), String> {
     match asdf::array_kind(node) {
         Some(ArrayKind::Chunked) => asdf::ndarray::ChunkedArray::from_node(node)
-            .and_then(|c| c.read(f))
+            .and_then(|c| c.read_with(f, &f.open_options().arrays))
             .map(|a| (a, None))
             .map_err(|e| e.to_string()),
         _ => NdArrayMeta::from_node(node)
-            .and_then(|m| m.read_masked(f))
+            .and_then(|m| m.read_masked_with(f, &f.open_options().arrays))
             .map_err(|e| e.to_string()),
     }
 }
