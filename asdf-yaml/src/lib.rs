@@ -32,6 +32,7 @@ mod parse;
 pub mod pointer;
 mod reference;
 pub mod resolve;
+mod split;
 
 pub use emit::{emit, emit_string_with, emit_to_string, emit_with, EmitOptions, ASDF_TAG_PREFIX};
 pub use error::{Error, Location, Result};

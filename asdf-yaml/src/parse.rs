@@ -143,8 +143,37 @@ pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
     };
     let (yaml_version, tag_handles) = scan_directives(text);
     let text = yaml11_line_breaks(text);
+    // Large trees are parsed by pieces in parallel when they qualify; the serial parse decides
+    // everything else (and every error).
+    let parallel = match (&text, base) {
+        (Cow::Borrowed(t), 0) => crate::split::parse_parallel(t, options),
+        _ => None,
+    };
+    let built = match parallel {
+        Some(b) => b,
+        None => build(&text, base, options)?,
+    };
+    Ok(Document {
+        root: built.root,
+        yaml_version,
+        tag_handles,
+        warnings: built.warnings,
+    })
+}
+
+/// What one run of the builder produced.
+pub(crate) struct Built {
+    pub root: Node,
+    pub warnings: Vec<Warning>,
+    /// Nodes that aliases and merges stood for (charged against `max_alias_nodes`).
+    pub alias_nodes: u64,
+}
+
+/// Parses `text` (already prepared: no byte-order mark, YAML 1.1 line breaks rewritten) on this
+/// thread. `base` is added to reported byte offsets.
+pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<Built> {
     let mut b = Builder {
-        text: &text,
+        text,
         offset_cache: std::cell::Cell::new((0, 0)),
         base,
         limits: options.limits,
@@ -157,11 +186,10 @@ pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
         plain_merge: false,
     };
     b.run()?;
-    Ok(Document {
+    Ok(Built {
         root: b.root.map(|(n, _)| n).unwrap_or_default(),
-        yaml_version,
-        tag_handles,
         warnings: b.warnings,
+        alias_nodes: b.alias_nodes,
     })
 }
 
@@ -666,7 +694,7 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
 
 /// Later duplicates replace the value of the first occurrence, which keeps its position (what a
 /// Python dict built by PyYAML does).
-fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
+pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
     if entries.len() <= 16 {
         let ids: Vec<Option<KeyId<'_>>> = entries.iter().map(|(k, _)| key_id(k)).collect();
         let unique = ids.iter().enumerate().all(|(i, a)| {

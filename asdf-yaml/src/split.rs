@@ -1,0 +1,495 @@
+//! Parallel parsing of large trees.
+//!
+//! The trees that take long to parse are large because one block mapping holds many entries
+//! (a catalogue of objects, a mapping of thousands of arrays). Its entries can be parsed
+//! independently: an entry starts on a line indented exactly like its siblings, and YAML
+//! requires everything that continues an entry (block scalars, quoted or plain scalars over
+//! several lines, flow collections) to be indented further. So the text is cut at such lines,
+//! each piece is parsed as a document of its own on the rayon pool, and the pieces' entries
+//! are joined into the mapping, in order and with the same duplicate-key rule as the serial
+//! parser. The rest of the document (the "skeleton", with `{}` where the mapping was) is
+//! parsed as usual.
+//!
+//! The split is only an optimisation and must never change a result: whenever anything is
+//! unusual (a line it cannot classify, keys that are not plain strings, warnings, anchors or
+//! aliases reaching across pieces, any error at all), the caller parses the whole text
+//! serially, so results and error messages are exactly those of the serial parser.
+
+use rayon::prelude::*;
+
+use crate::node::{Node, Value};
+use crate::parse::{build, dedup, Built, ParseOptions};
+use crate::resolve::{resolve_plain, Implicit};
+
+/// Texts shorter than this are parsed serially (splitting costs a scan of the text).
+pub(crate) const SPLIT_MIN_BYTES: usize = 1 << 20;
+
+/// A mapping is split when it holds at least this share of the document's bytes.
+const DESCEND_SHARE: f64 = 0.5;
+
+/// One line of the document body.
+struct Line {
+    start: usize,
+    end: usize,
+    /// Leading spaces; `None` for blank and comment-only lines.
+    indent: Option<usize>,
+}
+
+/// Parses `text` by pieces on the rayon pool; `None` when the text does not qualify or any
+/// piece needs the serial parser's judgement.
+pub(crate) fn parse_parallel(text: &str, options: &ParseOptions) -> Option<Built> {
+    parse_pieces(text, options, SPLIT_MIN_BYTES)
+}
+
+fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<Built> {
+    if text.len() < min_bytes || rayon::current_num_threads() < 2 {
+        return None;
+    }
+    let plan = plan(text)?;
+    let skeleton = format!(
+        "{}{}{{}}\n{}",
+        &text[..plan.region.start],
+        " ".repeat(plan.indent),
+        &text[plan.region.end..]
+    );
+    // The serial parser's depth limit, less the levels above the pieces' mapping.
+    let mut piece_options = *options;
+    piece_options.limits.max_depth = options.limits.max_depth.checked_sub(plan.path.len())?;
+    let pieces: Vec<_> = plan
+        .cuts
+        .par_windows(2)
+        .map(|w| {
+            let body = &text[w[0]..w[1]];
+            let doc = format!("{}---\n{body}", plan.prologue(text));
+            build(&doc, 0, &piece_options).ok()
+        })
+        .collect();
+    let mut skeleton = build(&skeleton, 0, options).ok()?;
+    let mut entries = Vec::new();
+    let mut alias_nodes = skeleton.alias_nodes;
+    for piece in pieces {
+        let mut piece = piece?;
+        if !piece.warnings.is_empty() || piece.root.tag().is_some() || piece.root.is_shared() {
+            return None;
+        }
+        alias_nodes = alias_nodes.saturating_add(piece.alias_nodes);
+        let Value::Map(m) = std::mem::take(piece.root.value_mut()) else {
+            return None;
+        };
+        entries.extend(m);
+    }
+    if alias_nodes > options.limits.max_alias_nodes || !skeleton.warnings.is_empty() {
+        return None;
+    }
+    let slot = locate(&mut skeleton.root, &plan.path)?;
+    *slot = Node::new(Value::Map(dedup(entries)));
+    skeleton.alias_nodes = alias_nodes;
+    Some(skeleton)
+}
+
+/// Where to cut: the region of the split mapping's entries, the cut points inside it, the
+/// indentation of its entries and the keys leading to it.
+struct Plan {
+    /// Byte offset of the `---` line (what comes before it is repeated before every piece).
+    document_start: usize,
+    region: std::ops::Range<usize>,
+    /// Piece boundaries: `region.start`, the cut lines, `region.end`.
+    cuts: Vec<usize>,
+    indent: usize,
+    path: Vec<String>,
+}
+
+impl Plan {
+    fn prologue<'t>(&self, text: &'t str) -> &'t str {
+        &text[..self.document_start]
+    }
+}
+
+fn lines(text: &str, from: usize) -> Vec<Line> {
+    let mut out = Vec::new();
+    let mut start = from;
+    while start < text.len() {
+        let end = memchr_newline(&text.as_bytes()[start..]).map_or(text.len(), |i| start + i + 1);
+        let line = text[start..end].trim_end_matches(['\n', '\r']);
+        let content = line.trim_start_matches(' ');
+        let indent = if content.is_empty() || content.starts_with('#') {
+            None
+        } else {
+            Some(line.len() - content.len())
+        };
+        out.push(Line { start, end, indent });
+        start = end;
+    }
+    out
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', bytes)
+}
+
+/// The key of an entry line `key:` or `key: value`, when the key is a plain string starting
+/// with a letter, digit or underscore (the only entries the split recognises).
+fn plain_key(line: &str) -> Option<(&str, bool)> {
+    let first = line.chars().next()?;
+    if !(first.is_ascii_alphanumeric() || first == '_') {
+        return None;
+    }
+    let colon = line.find(':')?;
+    let key = &line[..colon];
+    let rest = &line[colon + 1..];
+    if !key
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_-.$/()+".contains(&b))
+    {
+        return None;
+    }
+    if resolve_plain(key) != Implicit::Str {
+        return None;
+    }
+    let rest = rest.trim_end_matches(['\n', '\r']);
+    if rest.is_empty() {
+        Some((key, true))
+    } else if rest.starts_with(' ') {
+        Some((key, false))
+    } else {
+        None
+    }
+}
+
+/// Finds the mapping to split: from the root, descend into the entry holding most of the
+/// bytes while it holds more than [`DESCEND_SHARE`] of its parent's.
+fn plan(text: &str) -> Option<Plan> {
+    // The document starts at the first line beginning with `---`; only one document.
+    let mut document_start = None;
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = memchr_newline(&text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        if line.starts_with("---") {
+            document_start = Some(pos);
+            break;
+        }
+        if !(line.starts_with('%') || line.starts_with('#') || line.trim().is_empty()) {
+            return None;
+        }
+        pos = end;
+    }
+    let document_start = document_start?;
+    let header_end =
+        memchr_newline(&text.as_bytes()[document_start..]).map(|i| document_start + i + 1)?;
+    let all = lines(text, header_end);
+    // The body ends at a `...` or `---` line.
+    let body_len = all
+        .iter()
+        .position(|l| {
+            let s = &text[l.start..l.end];
+            s.starts_with("...") || s.starts_with("---")
+        })
+        .unwrap_or(all.len());
+    let body = &all[..body_len];
+    if body.iter().any(|l| text[l.start..l.end].starts_with('\t')) {
+        return None;
+    }
+
+    let mut path = Vec::new();
+    let mut range = 0..body.len();
+    let mut indent = 0usize;
+    loop {
+        // Entry starts at `indent` within `range`; every other content line must be deeper.
+        let mut starts = Vec::new();
+        for i in range.clone() {
+            match body[i].indent {
+                None => {}
+                Some(n) if n == indent => starts.push(i),
+                // Deeper lines continue an entry: there must be one.
+                Some(n) if n > indent && starts.is_empty() => return None,
+                Some(n) if n > indent => {}
+                Some(_) => return None,
+            }
+        }
+        let keys: Vec<(&str, bool)> = starts
+            .iter()
+            .map(|&i| plain_key(text[body[i].start..body[i].end].trim_start_matches(' ')))
+            .collect::<Option<_>>()?;
+        let total = byte_len(body, range.clone());
+        let spans: Vec<std::ops::Range<usize>> = starts
+            .iter()
+            .enumerate()
+            .map(|(j, &s)| s..starts.get(j + 1).copied().unwrap_or(range.end))
+            .collect();
+        let (biggest, span) = spans
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, s)| byte_len(body, (*s).clone()))?;
+        let share = byte_len(body, span.clone()) as f64 / total.max(1) as f64;
+        let (key, value_below) = keys[biggest];
+        let duplicate = keys.iter().filter(|(k, _)| *k == key).count() > 1;
+        if share > DESCEND_SHARE && value_below && !duplicate && span.len() > 1 {
+            // The value is the lines under the key; descend if they form a block mapping.
+            let inner = span.start + 1..span.end;
+            let child_indent = inner.clone().find_map(|i| body[i].indent)?;
+            if child_indent <= indent {
+                return None;
+            }
+            let first = inner.clone().find(|&i| body[i].indent.is_some())?;
+            if text[body[first].start..body[first].end]
+                .trim_start_matches(' ')
+                .starts_with('-')
+            {
+                return None; // a sequence: not split
+            }
+            path.push(key.to_string());
+            range = inner;
+            indent = child_indent;
+            continue;
+        }
+        // Split this mapping (not the root: its tag and the skeleton would be all of it).
+        if path.is_empty() || starts.len() < 2 {
+            return None;
+        }
+        let region = body[range.start].start..body[range.end - 1].end;
+        let pieces = (rayon::current_num_threads() * 4).max(2);
+        let target = region.len() / pieces;
+        let mut cuts = vec![region.start];
+        for &s in &starts[1..] {
+            let at = body[s].start;
+            if at - cuts[cuts.len() - 1] >= target {
+                cuts.push(at);
+            }
+        }
+        cuts.push(region.end);
+        if cuts.len() < 3 {
+            return None;
+        }
+        // The skeleton replaces the region by one line: it must end with a line break.
+        if !text[..region.end].ends_with('\n') {
+            return None;
+        }
+        return Some(Plan {
+            document_start,
+            region,
+            cuts,
+            indent,
+            path,
+        });
+    }
+}
+
+fn byte_len(body: &[Line], range: std::ops::Range<usize>) -> usize {
+    if range.is_empty() {
+        return 0;
+    }
+    body[range.end - 1].end - body[range.start].start
+}
+
+/// The node at `path` (string keys) in the skeleton: the `{}` placeholder.
+fn locate<'a>(root: &'a mut Node, path: &[String]) -> Option<&'a mut Node> {
+    let mut node = root;
+    for key in path {
+        node = match node.value_mut() {
+            Value::Map(m) => m.get_mut(key)?,
+            _ => return None,
+        };
+    }
+    match node.value() {
+        Value::Map(m) if m.is_empty() && node.tag().is_none() => Some(node),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit_to_string;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// The serial parser's verdict, as comparable text (tree emitted, or the error).
+    fn serial(text: &str) -> String {
+        match build(text, 0, &ParseOptions::default()) {
+            Ok(b) => format!("{}{:?}", emit_to_string(&b.root).unwrap(), b.warnings),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// The split parse, when it accepts the text.
+    fn split(text: &str) -> Option<String> {
+        pool(2).install(|| {
+            parse_pieces(text, &ParseOptions::default(), 0)
+                .map(|b| format!("{}{:?}", emit_to_string(&b.root).unwrap(), b.warnings))
+        })
+    }
+
+    /// A tree with the constructs that continue over lines: block scalars, quoted and plain
+    /// multi-line scalars, flow collections over lines, comments, tags, non-string keys.
+    fn catalogue(n: usize) -> String {
+        let mut s = String::from(
+            "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+             --- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {name: x, version: 1}\n\
+             history:\n  entries: []\nobjects:\n",
+        );
+        s += &entries(n, 2);
+        s += "tail: !core/ndarray-1.0.0 {data: [1, 2]}\n...\n";
+        s
+    }
+
+    /// `n` entries of a block mapping indented by `pad` spaces.
+    fn entries(n: usize, pad: usize) -> String {
+        let (p, q, r) = (" ".repeat(pad), " ".repeat(pad + 2), " ".repeat(pad + 4));
+        let mut s = String::new();
+        for i in 0..n {
+            s += &format!("{p}obj{i:05}:\n{q}name: NGC {i}\n{q}ra: {}.5\n", i % 360);
+            s += &match i % 7 {
+                0 => format!("{q}note: |\n{r}first line\n\n{r}second: line\n"),
+                1 => format!("{q}note: \"quoted\n{r}over lines\"\n"),
+                2 => format!("{q}note: plain text\n{r}continued here\n"),
+                3 => format!("{q}mag: [1.0,\n{r}2.0, 3.0]\n# a comment at column 0\n"),
+                4 => format!("{q}when: !time/time-1.1.0 2020-01-01\n{q}1: int key\n"),
+                5 => format!("{q}flags: {{good: yes, n: 0x1f}}\n{q}list:\n{q}- a\n{q}- b\n"),
+                _ => format!("{q}empty:\n{q}nulls: ~\n"),
+            };
+        }
+        s
+    }
+
+    #[test]
+    fn split_parse_equals_serial_parse() {
+        for text in [
+            catalogue(300),
+            catalogue(300).replace('\n', "\r\n"),
+            catalogue(200).replace("...\n", ""),
+            catalogue(100).trim_end_matches("...\n").to_string() + "other: 1",
+        ] {
+            let want = serial(&text);
+            assert!(!want.starts_with("error"), "{want}");
+            assert_eq!(split(&text).as_deref(), Some(&want[..]));
+        }
+    }
+
+    #[test]
+    fn nested_big_mappings_are_found() {
+        let text = format!(
+            "%YAML 1.1\n---\nmeta: 1\nlevel1:\n  small: [1]\n  level2:\n    objects:\n{}  after: 2\n",
+            entries(150, 6)
+        );
+        let want = serial(&text);
+        assert!(!want.starts_with("error"), "{want}");
+        assert_eq!(
+            plan(&text).map(|p| p.path),
+            Some(vec!["level1".into(), "level2".into(), "objects".into()])
+        );
+        assert_eq!(split(&text).as_deref(), Some(&want[..]));
+        assert_eq!(
+            plan(&catalogue(150)).map(|p| p.path),
+            Some(vec!["objects".to_string()])
+        );
+        // A big sequence is not split; neither is a mapping whose entries are not plain keys.
+        let seq = format!("%YAML 1.1\n---\nitems:\n{}", "- {a: 1}\n".repeat(500));
+        assert!(plan(&seq).is_none());
+        let quoted = format!("---\nobjects:\n{}", "  'k': 1\n".repeat(500));
+        assert!(plan(&quoted).is_none());
+    }
+
+    #[test]
+    fn duplicates_across_pieces_follow_the_serial_rule() {
+        let mut text = catalogue(200);
+        text = text.replace("  obj00190:\n", "  obj00003:\n");
+        let want = serial(&text);
+        assert_eq!(split(&text).as_deref(), Some(&want[..]));
+    }
+
+    #[test]
+    fn anchors_across_pieces_fall_back() {
+        let text = catalogue(200)
+            .replace(
+                "  obj00001:\n    name: NGC 1\n",
+                "  obj00001:\n    name: &n NGC 1\n",
+            )
+            .replace(
+                "  obj00190:\n    name: NGC 190\n",
+                "  obj00190:\n    name: *n\n",
+            );
+        assert!(split(&text).is_none());
+        // Within one piece they are fine.
+        let text =
+            catalogue(200).replace("    name: NGC 1\n", "    name: &n NGC 1\n    again: *n\n");
+        assert_eq!(split(&text).as_deref(), Some(&serial(&text)[..]));
+    }
+
+    /// Whatever is done to the text, the split parse either declines or agrees with the serial
+    /// parse (so `parse_document` always gives the serial result, error messages included).
+    #[test]
+    fn mutated_texts_never_disagree() {
+        let base = catalogue(120);
+        let bytes = base.as_bytes();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let inserts: &[&str] = &[
+            "\"",
+            "'",
+            "[",
+            "{",
+            "]",
+            "\n",
+            "\n  ",
+            "\n    ",
+            "\n  x:",
+            "\n  obj00001:",
+            "&a ",
+            "*a",
+            "- ",
+            ": ",
+            " #",
+            "|\n",
+            "\t",
+            "<<: *a\n",
+            "...\n",
+            "---\n",
+            "? ",
+        ];
+        let mut declined = 0;
+        for _ in 0..1000 {
+            let mut t = bytes.to_vec();
+            for _ in 0..1 + rnd(3) {
+                let at = rnd(t.len());
+                match rnd(3) {
+                    0 => {
+                        t.remove(at);
+                    }
+                    _ => {
+                        let ins = inserts[rnd(inserts.len())].as_bytes();
+                        t.splice(at..at, ins.iter().copied());
+                    }
+                }
+            }
+            let Ok(text) = String::from_utf8(t) else {
+                continue;
+            };
+            match split(&text) {
+                Some(got) => assert_eq!(got, serial(&text), "{text}"),
+                None => declined += 1,
+            }
+        }
+        assert!(declined < 1000, "the split never applied");
+    }
+
+    #[test]
+    fn parse_document_uses_pieces_only_when_big_and_parallel() {
+        let text = catalogue(3000);
+        assert!(text.len() > SPLIT_MIN_BYTES / 8);
+        let one = pool(1).install(|| parse_parallel(&text, &ParseOptions::default()));
+        assert!(one.is_none());
+        let small = pool(2).install(|| parse_parallel("a: {b: 1}\n", &ParseOptions::default()));
+        assert!(small.is_none());
+    }
+}
