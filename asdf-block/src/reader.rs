@@ -32,6 +32,20 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }
 
+/// Copies `src` into `dst` (same length), on the rayon pool for large buffers: the first touch
+/// of fresh output pages (faults, zeroing) dominates, and it scales with cores.
+fn copy_parallel(dst: &mut [u8], src: &[u8]) {
+    const MIN: usize = 8 << 20;
+    const PIECE: usize = 2 << 20;
+    if src.len() < MIN || rayon::current_num_threads() < 2 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    dst.par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
 /// The size fields of a block header that must agree before its data is used.
 fn check_sizes(info: &BlockInfo) -> Result<()> {
     let h = &info.header;
@@ -366,6 +380,15 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
         check_sizes(info).map_err(|e| self.ctx(e))?;
         let h = &info.header;
         let (block, offset) = (info.index, info.offset);
+        let limit = self.options.limits.max_decoded_block_size;
+        if h.is_compressed() && h.data_size > limit {
+            return Err(self.ctx(BlockError::TooLarge {
+                block,
+                offset,
+                size: h.data_size,
+                limit,
+            }));
+        }
         let stored = self.stored(i as i64)?;
         let codec = if h.is_compressed() {
             Some(self.options.codecs.get(h.compression).ok_or_else(|| {
@@ -382,7 +405,7 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
         // Runs on another rayon thread when verifying: captures no `self` (`B` need not be Sync).
         let fill = |dst: &mut [u8]| match codec {
             None => {
-                dst.copy_from_slice(stored);
+                copy_parallel(dst, stored);
                 Ok(())
             }
             Some(codec) => codec.decode_into(stored, dst),

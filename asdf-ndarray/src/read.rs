@@ -135,10 +135,57 @@ impl NdArrayMeta {
         if let Some(dt) = &self.datatype {
             check_type::<T>(dt)?;
         }
+        if let Some(a) = self.whole_block_array::<T>(store)? {
+            return Ok(a);
+        }
         let raw = self.raw(store, limits)?;
         check_type::<T>(&raw.datatype)?;
         let v = decode_vec::<T>(&raw.bytes, &raw.layout, raw.order)?;
         ArrayD::from_shape_vec(IxDyn(&raw.layout.shape), v)
+            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
+    }
+
+    /// The common case of [`array_with`](Self::array_with) without an intermediate buffer: a
+    /// C-contiguous, native-order array that is exactly its whole block is decoded (or copied,
+    /// while its checksum is verified beside) straight into the result's memory. `None` when the
+    /// array or the store does not qualify.
+    fn whole_block_array<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+    ) -> Result<Option<ArrayD<T>>> {
+        let (Some(Source::Block(i)), Some(dt)) = (&self.source, &self.datatype) else {
+            return Ok(None);
+        };
+        let size = std::mem::size_of::<T>();
+        // Any byte pattern must be a valid `T` (bool excluded: only 0 and 1 are).
+        if T::SCALAR == ScalarType::Bool8
+            || *dt != Datatype::Scalar(T::SCALAR)
+            || size != T::SCALAR.size()
+            || !(self.byteorder.is_native() || T::SCALAR.swap_unit() == 1)
+            || self.offset != 0
+            || self.mask.is_some()
+        {
+            return Ok(None);
+        }
+        let Some(len) = store.block_len(*i)? else {
+            return Ok(None);
+        };
+        let Ok(len) = usize::try_from(len) else {
+            return Ok(None);
+        };
+        let layout = Layout::resolve(self, size, len, &ReadLimits::default())?;
+        if !layout.is_c_contiguous() || layout.count.checked_mul(size) != Some(len) || len == 0 {
+            return Ok(None);
+        }
+        let mut v = zeroed_vec::<T>(layout.count)?;
+        // SAFETY: `v` holds `count` initialised elements, `count * size == len` bytes of plain
+        // numbers without padding (integers, floats, `Complex` is `repr(C)` over two floats;
+        // bool was excluded above), for which every byte pattern is a valid value, so filling
+        // them through a byte view cannot make any element invalid.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) };
+        store.block_into(*i, bytes)?;
+        ArrayD::from_shape_vec(IxDyn(&layout.shape), v)
+            .map(Some)
             .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
     }
 
@@ -351,4 +398,29 @@ fn mask_bools(a: AnyArray) -> Result<ArrayD<bool>> {
             format!("a mask array must be bool8 or numeric, not {other}"),
         )),
     }
+}
+
+/// `count` zero elements, allocated zeroed (the operating system's zero pages for large
+/// buffers, so nothing is written twice), advised as huge pages before first use. Only for
+/// [`Element`] types whose all-zero bytes are a valid value (all of them: numbers, `false`).
+fn zeroed_vec<T: Element>(count: usize) -> Result<Vec<T>> {
+    let too_large = || NdError::TooLarge {
+        what: format!("allocating {count} elements"),
+        limit: isize::MAX as u64,
+    };
+    let layout = std::alloc::Layout::array::<T>(count).map_err(|_| too_large())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size (checked just above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `count` `T`s (so the
+    // capacity and alignment match what `Vec` will free), and its `count` elements are all-zero
+    // bytes, a valid value of every `Element` type.
+    let v = unsafe { Vec::from_raw_parts(ptr, count, count) };
+    asdf_block::alloc::advise_huge_pages(&v);
+    Ok(v)
 }

@@ -38,11 +38,46 @@ pub trait BlockStore {
     fn external(&self, uri: &str) -> Result<Cow<'_, [u8]>> {
         Err(NdError::NoExternal(uri.to_string()))
     }
+
+    /// The decoded size of block `source`, when this store can also decode it straight into a
+    /// caller's buffer with [`block_into`](Self::block_into). The default: `None` (it cannot).
+    fn block_len(&self, source: i64) -> Result<Option<u64>> {
+        let _ = source;
+        Ok(None)
+    }
+
+    /// Decodes block `source` into `dst` (exactly [`block_len`](Self::block_len) bytes), with
+    /// the same checks as [`block`](Self::block). Used to fill an owned array without an
+    /// intermediate buffer. Only called when `block_len` returned a size.
+    fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
+        let _ = dst;
+        Err(NdError::Usage(format!(
+            "this store cannot decode block {source} into a buffer"
+        )))
+    }
 }
+
+/// Largest decoded/stored ratio for which a compressed block's declared size is trusted to
+/// size a buffer up front (real data compresses far less; bombs far more).
+const MAX_DIRECT_RATIO: u64 = 64;
 
 impl<B: AsRef<[u8]>> BlockStore for BlockReader<B> {
     fn block(&self, source: i64) -> Result<Cow<'_, [u8]>> {
         Ok(self.data(source)?)
+    }
+    fn block_len(&self, source: i64) -> Result<Option<u64>> {
+        let info = self.info(source)?;
+        let (h, size) = (&info.header, info.data_size());
+        // The caller allocates `size` bytes before decoding: only when the size is bounded by
+        // the file (uncompressed) or plausible for the stored bytes. Other blocks take `block`,
+        // which applies the ceilings and each codec's own bounds before allocating.
+        let plausible = !h.is_compressed()
+            || (size <= self.options().limits.max_decoded_block_size
+                && size <= h.used_size.saturating_mul(MAX_DIRECT_RATIO));
+        Ok(plausible.then_some(size))
+    }
+    fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
+        Ok(self.decode_into(source, dst)?)
     }
 }
 
@@ -52,6 +87,12 @@ impl<S: BlockStore + ?Sized> BlockStore for &S {
     }
     fn external(&self, uri: &str) -> Result<Cow<'_, [u8]>> {
         (**self).external(uri)
+    }
+    fn block_len(&self, source: i64) -> Result<Option<u64>> {
+        (**self).block_len(source)
+    }
+    fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
+        (**self).block_into(source, dst)
     }
 }
 

@@ -115,6 +115,20 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         Ok(self.blocks().data(source)?)
     }
 
+    fn block_len(&self, source: i64) -> asdf_ndarray::Result<Option<u64>> {
+        let len = self.blocks().block_len(source)?;
+        if len.is_some() {
+            // Charged before the caller allocates (once per block: `block_into` is free then).
+            self.decoded.charge_nd(self.blocks().info(source)?)?;
+        }
+        Ok(len)
+    }
+
+    fn block_into(&self, source: i64, dst: &mut [u8]) -> asdf_ndarray::Result<()> {
+        self.decoded.charge_nd(self.blocks().info(source)?)?;
+        Ok(self.blocks().decode_into(source, dst)?)
+    }
+
     fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
         // A URI naming this file itself (empty, or only a fragment) means its own first block.
         if uri.is_empty() || uri.starts_with('#') {

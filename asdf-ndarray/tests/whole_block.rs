@@ -1,0 +1,155 @@
+//! `array()` of an array that is exactly its whole block decodes straight into the result (the
+//! `BlockStore::block_into` path): same values and the same errors as the general path.
+
+use std::borrow::Cow;
+
+use asdf_block::{BlockReader, BlockWriter, ChecksumPolicy, ReadOptions, WriteOptions};
+use asdf_ndarray::{ArrayWriter, BlockStore, ByteOrder, NdArrayMeta, NdError, StoreOptions};
+use asdf_yaml::Node;
+use half::f16;
+use ndarray::{ArrayD, IxDyn};
+use num_complex::Complex;
+
+/// The arrays' blocks written to a file image, read back under `policy`.
+fn reader(w: &ArrayWriter, policy: ChecksumPolicy) -> BlockReader<Vec<u8>> {
+    let mut bw = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+    w.write_blocks(&mut bw).unwrap();
+    let file = bw.finish().unwrap();
+    let opts = ReadOptions {
+        checksums: policy,
+        ..ReadOptions::default()
+    };
+    BlockReader::new(file, 0, opts).unwrap()
+}
+
+/// The same blocks behind a store without `block_into` (the general path).
+struct Plain<'a>(&'a BlockReader<Vec<u8>>);
+
+impl BlockStore for Plain<'_> {
+    fn block(&self, source: i64) -> Result<Cow<'_, [u8]>, NdError> {
+        Ok(self.0.data(source)?)
+    }
+}
+
+fn check<T>(values: Vec<T>, shape: &[usize])
+where
+    T: asdf_ndarray::Element,
+    ArrayD<T>: PartialEq + std::fmt::Debug,
+{
+    let a = ArrayD::from_shape_vec(IxDyn(shape), values).unwrap();
+    for codec in [None, Some("zlib"), Some("lz4"), Some("zstd")] {
+        for order in [ByteOrder::NATIVE, ByteOrder::Big, ByteOrder::Little] {
+            let mut opts = match codec {
+                Some(c) => StoreOptions::compressed(c).unwrap(),
+                None => StoreOptions::default(),
+            };
+            opts.byteorder = order;
+            let mut w = ArrayWriter::new();
+            let node = w.add(&a, &opts).unwrap();
+            let meta = NdArrayMeta::from_node(&node).unwrap();
+            for policy in [ChecksumPolicy::Strict, ChecksumPolicy::Skip] {
+                let r = reader(&w, policy);
+                assert_eq!(
+                    r.block_len(0).unwrap(),
+                    Some(r.info(0).unwrap().data_size())
+                );
+                let fast = meta.array::<T>(&r).unwrap();
+                let general = meta.array::<T>(&Plain(&r)).unwrap();
+                assert_eq!(fast, a, "{codec:?} {order:?} {policy:?}");
+                assert_eq!(general, a);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_numeric_type_reads_the_same_through_block_into() {
+    check((0..1000).map(|i| i as f64 * 0.5).collect(), &[10, 100]);
+    check((0..999).map(|i| i as f32).collect(), &[999]);
+    check((0..64).map(|i| i as i128 - 32).collect(), &[4, 4, 4]);
+    check((0..50).map(|i| i as u16).collect(), &[50]);
+    check((0..40).map(|i| i as u8).collect(), &[40]);
+    check((0..30).map(|i| f16::from_f32(i as f32)).collect(), &[30]);
+    check(
+        (0..20)
+            .map(|i| Complex::new(i as f32, -(i as f32)))
+            .collect(),
+        &[20],
+    );
+    check::<f64>(vec![], &[0]);
+    // bool takes the general path (its bytes are validated) and gives the same result.
+    check((0..33).map(|i| i % 3 == 0).collect(), &[3, 11]);
+}
+
+#[test]
+fn checksum_and_decode_errors_are_the_same_as_the_general_path() {
+    let a = ArrayD::from_shape_vec(IxDyn(&[4096]), (0..4096).map(f64::from).collect()).unwrap();
+    for codec in [None, Some("zlib")] {
+        let mut w = ArrayWriter::new();
+        let opts = match codec {
+            Some(c) => StoreOptions::compressed(c).unwrap(),
+            None => StoreOptions::default(),
+        };
+        let node = w.add(&a, &opts).unwrap();
+        let meta = NdArrayMeta::from_node(&node).unwrap();
+        let mut bw = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+        let info = w.write_blocks(&mut bw).unwrap();
+        let mut file = bw.finish().unwrap();
+        // Flip a data byte: the checksum no longer matches.
+        let at = info[0].data_offset as usize + 100;
+        file[at] ^= 0x40;
+        let r = BlockReader::new(
+            file,
+            0,
+            ReadOptions {
+                checksums: ChecksumPolicy::Strict,
+                ..ReadOptions::default()
+            },
+        )
+        .unwrap();
+        let fast = meta.array::<f64>(&r).unwrap_err().to_string();
+        let general = meta.array::<f64>(&Plain(&r)).unwrap_err().to_string();
+        assert_eq!(fast, general, "{codec:?}");
+        assert!(fast.contains("checksum"), "{fast}");
+    }
+}
+
+#[test]
+fn arrays_that_are_not_their_whole_block_take_the_general_path() {
+    // A view of part of a block (offset and strides) shares the block with its base.
+    let base = ArrayD::from_shape_vec(IxDyn(&[6, 4]), (0..24i32).collect()).unwrap();
+    let mut w = ArrayWriter::new();
+    let whole = w
+        .add_view(&base, &base.view(), &StoreOptions::default())
+        .unwrap();
+    let part = w
+        .add_view(
+            &base,
+            &base.slice(ndarray::s![2.., 1..3]),
+            &StoreOptions::default(),
+        )
+        .unwrap();
+    let r = reader(&w, ChecksumPolicy::Strict);
+    let get = |n: &Node| NdArrayMeta::from_node(n).unwrap().array::<i32>(&r).unwrap();
+    assert_eq!(get(&whole), base);
+    assert_eq!(
+        get(&part),
+        base.slice(ndarray::s![2.., 1..3]).to_owned().into_dyn()
+    );
+}
+
+#[test]
+fn implausibly_compressed_blocks_are_not_sized_up_front() {
+    // 8 MiB of zeros compress more than 64:1: the declared size is not trusted to size a
+    // buffer; the general path (which grows with the data) reads it.
+    let a = ArrayD::<f64>::zeros(IxDyn(&[1 << 20]));
+    let mut w = ArrayWriter::new();
+    let node = w
+        .add(&a, &StoreOptions::compressed("zstd").unwrap())
+        .unwrap();
+    let r = reader(&w, ChecksumPolicy::Strict);
+    assert!(r.info(0).unwrap().header.used_size * 64 < 8 << 20);
+    assert_eq!(r.block_len(0).unwrap(), None);
+    let meta = NdArrayMeta::from_node(&node).unwrap();
+    assert_eq!(meta.array::<f64>(&r).unwrap(), a);
+}
