@@ -32,6 +32,24 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }
 
+/// `rayon::join(a, b)` for work on `len` bytes large enough to repay handing half of it to
+/// another thread (a wake-up costs microseconds: thousands of small blocks would pay more
+/// than they gain); `(a(), b())` otherwise.
+fn join_if_large<A, B, RA, RB>(len: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    const MIN: usize = 256 << 10;
+    if len >= MIN {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 /// Copies `src` into `dst` (same length), on the rayon pool for large buffers: the first touch
 /// of fresh output pages (faults, zeroing) dominates, and it scales with cores.
 fn copy_parallel(dst: &mut [u8], src: &[u8]) {
@@ -138,7 +156,7 @@ fn decode_block<'a>(
         return Ok((Cow::Owned(decode(&stored)?), not_checked));
     }
     // Hashing the stored bytes costs about as much as decoding them: do both at once.
-    let (stored_digest, decoded) = rayon::join(|| md5(&stored), || decode(&stored));
+    let (stored_digest, decoded) = join_if_large(stored.len(), || md5(&stored), || decode(&stored));
     if stored_digest == h.checksum {
         return Ok((Cow::Owned(decoded?), ChecksumStatus::Stored));
     }
@@ -422,7 +440,7 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
         if policy == ChecksumPolicy::Skip || !h.has_checksum() || self.verified[i].get().is_some() {
             return fill(dst).map_err(decode_err);
         }
-        let (digest, filled) = rayon::join(|| md5(stored), || fill(&mut *dst));
+        let (digest, filled) = join_if_large(stored.len(), || md5(stored), || fill(&mut *dst));
         let filled = filled.map_err(decode_err);
         let mismatch = |decoded| {
             self.ctx(BlockError::ChecksumMismatch {
