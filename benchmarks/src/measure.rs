@@ -45,8 +45,9 @@ impl BenchError {
 
 pub type Result<T> = std::result::Result<T, BenchError>;
 
-/// Runs `f` until 3 runs or 3 s have passed (at least once) and returns the fastest time in
-/// seconds together with the last result.
+/// Runs `f` at least once, then until 3 s have passed, or 3 runs and half a second (short
+/// operations repeat more: their best is less at the mercy of one noisy run), and returns the
+/// fastest time in seconds together with the last result.
 pub fn best<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     let start = Instant::now();
     let mut best = f64::INFINITY;
@@ -56,7 +57,8 @@ pub fn best<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
         let v = f()?;
         best = best.min(t.elapsed().as_secs_f64());
         runs += 1;
-        if runs >= 3 || start.elapsed().as_secs_f64() > 3.0 {
+        let elapsed = start.elapsed().as_secs_f64();
+        if elapsed > 3.0 || (runs >= 3 && (elapsed > 0.5 || runs >= 50)) {
             return Ok((best, v));
         }
         drop(v);
@@ -81,6 +83,27 @@ pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
         Some(v) => Ok((best, v)),
         None => Err(BenchError::Ours("no run".into())),
     }
+}
+
+/// Like [`best`] for a write of `path`: before each run (untimed) the previous output is
+/// deleted and every dirty page flushed (`sync`), so each write starts from the same clean page
+/// cache instead of paying for the previous run's truncation or write-back. At most 3 runs.
+pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(BenchError::io(path, e)),
+        }
+        std::process::Command::new("sync")
+            .status()
+            .map_err(|e| BenchError::io(Path::new("sync"), e))?;
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best)
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (our parallel paths use the current pool).

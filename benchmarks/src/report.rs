@@ -20,7 +20,7 @@ pub fn markdown(rows: &[Row], m: &Machine, args: &Args, took: std::time::Duratio
     let _ = writeln!(
         s,
         "Every case generates its data, then runs our code and the peer on the same files in the \
-         same run; times are the best of up to 3 runs (page cache warm). **ratio = peer time / \
+         same run; times are the best of several runs (at least 3 and half a second, at most 3 s; page cache warm). **ratio = peer time / \
          our time**: above 1 we are faster. For the *limit* rows (memcpy, MD5, raw codec) the \
          ratio is the fraction of the limit's speed we reach. `[1 thr]`/`[N thr]` is the size of \
          the rayon pool our code ran on; Python peers are single-threaded except where noted.\n"
