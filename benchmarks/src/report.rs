@@ -23,7 +23,9 @@ pub fn markdown(rows: &[Row], m: &Machine, args: &Args, took: std::time::Duratio
          same run; times are the best of several runs (at least 3 and half a second, at most 3 s; page cache warm). **ratio = peer time / \
          our time**: above 1 we are faster. For the *limit* rows (memcpy, MD5, raw codec) the \
          ratio is the fraction of the limit's speed we reach. `[1 thr]`/`[N thr]` is the size of \
-         the rayon pool our code ran on; Python peers are single-threaded except where noted.\n"
+         the rayon pool our code ran on. Python peers run on one core except two: \
+         asdf-compression compresses zstd with every core (`threads=-1`) and python-blosc \
+         compresses and decompresses with every core (`nthreads` = cores).\n"
     );
     let _ = writeln!(s, "| case | ours | peer | ratio | machine | date |");
     let _ = writeln!(s, "|---|---:|---:|---:|---|---|");
