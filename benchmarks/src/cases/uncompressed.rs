@@ -125,8 +125,10 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         Ok(black_box(d.len()))
     })?;
     let (our_block, _) = best_fast(|| {
-        let mut o = asdf::block::ReadOptions::default();
-        o.checksums = ChecksumPolicy::Skip;
+        let o = asdf::block::ReadOptions {
+            checksums: ChecksumPolicy::Skip,
+            ..Default::default()
+        };
         let r = asdf::block::BlockReader::open(&path, 0, o).map_err(BenchError::ours)?;
         let d = r.data(0).map_err(BenchError::ours)?;
         Ok(black_box(d.len()))
