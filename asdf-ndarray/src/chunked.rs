@@ -202,7 +202,6 @@ impl ChunkedArray {
         let bytes = crate::datatype::checked_product(&out_shape)
             .and_then(|n| (n as u64).checked_mul(T::SCALAR.size() as u64));
         check_limit("the chunked array region", bytes, 0, limits)?;
-        let mut out = ArrayD::<T>::default(IxDyn(&out_shape));
         let touched: Vec<(usize, Vec<Range<usize>>)> = self
             .chunks
             .iter()
@@ -216,6 +215,10 @@ impl ChunkedArray {
                 inter.iter().all(|r| r.start < r.end).then_some((i, inter))
             })
             .collect();
+        if let Some(out) = self.slabs::<T>(store, region, &out_shape, &touched, limits)? {
+            return Ok(out);
+        }
+        let mut out = ArrayD::<T>::default(IxDyn(&out_shape));
         let decoded: Vec<ArrayD<T>> = touched
             .par_iter()
             .map(|(i, _)| {
@@ -249,6 +252,79 @@ impl ChunkedArray {
                 .assign(&a.slice(src.as_slice()));
         }
         Ok(out)
+    }
+
+    /// The common layout, chunks that are slabs along the first axis tiling the region exactly
+    /// (no gap, no overlap): each chunk is decoded in parallel straight into its own contiguous
+    /// part of the result (through the block reader when it is a whole block, else decoded and
+    /// copied), so nothing is held twice. `None` when the chunks are laid out otherwise.
+    fn slabs<T: Element>(
+        &self,
+        store: &(impl BlockStore + Sync + ?Sized),
+        region: &[Range<usize>],
+        out_shape: &[usize],
+        touched: &[(usize, Vec<Range<usize>>)],
+        limits: &ReadLimits,
+    ) -> Result<Option<ArrayD<T>>> {
+        let Some(first) = region.first() else {
+            return Ok(None);
+        };
+        if touched.iter().any(|(_, inter)| inter[1..] != region[1..]) {
+            return Ok(None);
+        }
+        let mut order: Vec<&(usize, Vec<Range<usize>>)> = touched.iter().collect();
+        order.sort_by_key(|(_, inter)| inter[0].start);
+        let mut at = first.start;
+        for (_, inter) in &order {
+            if inter[0].start != at {
+                return Ok(None); // a gap or an overlap
+            }
+            at = inter[0].end;
+        }
+        if at != first.end {
+            return Ok(None);
+        }
+        let row: usize = out_shape[1..].iter().product();
+        let count = crate::datatype::checked_product(out_shape)
+            .ok_or_else(|| NdError::Usage(format!("shape {out_shape:?} overflows")))?;
+        let mut data = crate::read::zeroed_vec::<T>(count)?;
+        let mut parts = Vec::with_capacity(order.len());
+        let mut rest: &mut [T] = &mut data;
+        for (i, inter) in &order {
+            let (part, tail) = rest.split_at_mut(inter[0].len() * row);
+            parts.push((*i, inter, part));
+            rest = tail;
+        }
+        parts.into_par_iter().try_for_each(|(i, inter, part)| {
+            let c = &self.chunks[i];
+            let whole = inter.iter().zip(&c.shape).all(|(r, &n)| r.len() == n);
+            if whole && c.array.fill_from_block(store, &c.shape, part)? {
+                return Ok(());
+            }
+            let a = c
+                .array
+                .array_with::<T>(store, limits)
+                .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
+            if a.shape() != c.shape.as_slice() {
+                return Err(field_err(
+                    format!("chunks[{i}]"),
+                    format!("data has shape {:?}, declared {:?}", a.shape(), c.shape),
+                ));
+            }
+            let src: Vec<SliceInfoElem> = inter
+                .iter()
+                .zip(&c.start)
+                .map(|(r, &s)| slice(r.start - s, r.end - s))
+                .collect();
+            let shape: Vec<usize> = inter.iter().map(|r| r.len()).collect();
+            let mut dst = ndarray::ArrayViewMut::from_shape(IxDyn(&shape), part)
+                .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
+            dst.assign(&a.slice(src.as_slice()));
+            Ok(())
+        })?;
+        ArrayD::from_shape_vec(IxDyn(out_shape), data)
+            .map(Some)
+            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
     }
 
     /// The whole array, whatever its (scalar) datatype, with the default [`ReadLimits`].

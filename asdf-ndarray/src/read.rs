@@ -153,6 +153,24 @@ impl NdArrayMeta {
         &self,
         store: &(impl BlockStore + ?Sized),
     ) -> Result<Option<ArrayD<T>>> {
+        let Some(layout) = self.whole_block_layout::<T>(store)? else {
+            return Ok(None);
+        };
+        let mut v = zeroed_vec::<T>(layout.count)?;
+        if !self.fill_from_block(store, &layout.shape, &mut v)? {
+            return Ok(None);
+        }
+        ArrayD::from_shape_vec(IxDyn(&layout.shape), v)
+            .map(Some)
+            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
+    }
+
+    /// The layout of an array that is exactly its whole block, C-contiguous, in native order,
+    /// of a type whose every byte pattern is a value, from a store that decodes into buffers.
+    fn whole_block_layout<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+    ) -> Result<Option<Layout>> {
         let (Some(Source::Block(i)), Some(dt)) = (&self.source, &self.datatype) else {
             return Ok(None);
         };
@@ -174,19 +192,36 @@ impl NdArrayMeta {
             return Ok(None);
         };
         let layout = Layout::resolve(self, size, len, &ReadLimits::default())?;
-        if !layout.is_c_contiguous() || layout.count.checked_mul(size) != Some(len) || len == 0 {
-            return Ok(None);
+        let exact = layout.count.checked_mul(size) == Some(len);
+        Ok((layout.is_c_contiguous() && exact && len > 0).then_some(layout))
+    }
+
+    /// Fills `out` (this array's elements in C order, of `shape`) straight from its block when
+    /// the array is exactly its whole block (see [`array_with`](Self::array_with)); `Ok(false)`,
+    /// with nothing read, when it is not.
+    pub(crate) fn fill_from_block<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        shape: &[usize],
+        out: &mut [T],
+    ) -> Result<bool> {
+        let Some(layout) = self.whole_block_layout::<T>(store)? else {
+            return Ok(false);
+        };
+        let (Some(Source::Block(i)), true) = (&self.source, layout.shape == shape) else {
+            return Ok(false);
+        };
+        if layout.count != out.len() {
+            return Ok(false);
         }
-        let mut v = zeroed_vec::<T>(layout.count)?;
-        // SAFETY: `v` holds `count` initialised elements, `count * size == len` bytes of plain
-        // numbers without padding (integers, floats, `Complex` is `repr(C)` over two floats;
-        // bool was excluded above), for which every byte pattern is a valid value, so filling
-        // them through a byte view cannot make any element invalid.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) };
+        let len = std::mem::size_of_val(out);
+        // SAFETY: `out` holds `count` initialised elements, `len` bytes of plain numbers without
+        // padding (integers, floats, `Complex` is `repr(C)` over two floats; bool is refused by
+        // `whole_block_layout`), for which every byte pattern is a valid value, so filling them
+        // through a byte view cannot make any element invalid.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
         store.block_into(*i, bytes)?;
-        ArrayD::from_shape_vec(IxDyn(&layout.shape), v)
-            .map(Some)
-            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
+        Ok(true)
     }
 
     /// A zero-copy view borrowed from the store (a memory map, typically), with the array's
@@ -403,7 +438,7 @@ fn mask_bools(a: AnyArray) -> Result<ArrayD<bool>> {
 /// `count` zero elements, allocated zeroed (the operating system's zero pages for large
 /// buffers, so nothing is written twice), advised as huge pages before first use. Only for
 /// [`Element`] types whose all-zero bytes are a valid value (all of them: numbers, `false`).
-fn zeroed_vec<T: Element>(count: usize) -> Result<Vec<T>> {
+pub(crate) fn zeroed_vec<T: Element>(count: usize) -> Result<Vec<T>> {
     let too_large = || NdError::TooLarge {
         what: format!("allocating {count} elements"),
         limit: isize::MAX as u64,
