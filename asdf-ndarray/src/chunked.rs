@@ -221,20 +221,7 @@ impl ChunkedArray {
         let mut out = ArrayD::<T>::default(IxDyn(&out_shape));
         let decoded: Vec<ArrayD<T>> = touched
             .par_iter()
-            .map(|(i, _)| {
-                let c = &self.chunks[*i];
-                let a = c
-                    .array
-                    .array_with::<T>(store, limits)
-                    .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
-                if a.shape() != c.shape.as_slice() {
-                    return Err(field_err(
-                        format!("chunks[{i}]"),
-                        format!("data has shape {:?}, declared {:?}", a.shape(), c.shape),
-                    ));
-                }
-                Ok(a)
-            })
+            .map(|(i, _)| self.chunk_array::<T>(*i, store, limits))
             .collect::<Result<_>>()?;
         for ((i, inter), a) in touched.iter().zip(decoded) {
             let c = &self.chunks[*i];
@@ -252,6 +239,27 @@ impl ChunkedArray {
                 .assign(&a.slice(src.as_slice()));
         }
         Ok(out)
+    }
+
+    /// Chunk `i` decoded, its shape checked against the declared one.
+    fn chunk_array<T: Element>(
+        &self,
+        i: usize,
+        store: &(impl BlockStore + Sync + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<ArrayD<T>> {
+        let c = &self.chunks[i];
+        let a = c
+            .array
+            .array_with::<T>(store, limits)
+            .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
+        if a.shape() != c.shape.as_slice() {
+            return Err(field_err(
+                format!("chunks[{i}]"),
+                format!("data has shape {:?}, declared {:?}", a.shape(), c.shape),
+            ));
+        }
+        Ok(a)
     }
 
     /// The common layout, chunks that are slabs along the first axis tiling the region exactly
@@ -295,33 +303,26 @@ impl ChunkedArray {
             parts.push((*i, inter, part));
             rest = tail;
         }
-        parts.into_par_iter().try_for_each(|(i, inter, part)| {
-            let c = &self.chunks[i];
-            let whole = inter.iter().zip(&c.shape).all(|(r, &n)| r.len() == n);
-            if whole && c.array.fill_from_block(store, &c.shape, part)? {
-                return Ok(());
-            }
-            let a = c
-                .array
-                .array_with::<T>(store, limits)
-                .map_err(|e| field_err(format!("chunks[{i}]"), e.to_string()))?;
-            if a.shape() != c.shape.as_slice() {
-                return Err(field_err(
-                    format!("chunks[{i}]"),
-                    format!("data has shape {:?}, declared {:?}", a.shape(), c.shape),
-                ));
-            }
-            let src: Vec<SliceInfoElem> = inter
-                .iter()
-                .zip(&c.start)
-                .map(|(r, &s)| slice(r.start - s, r.end - s))
-                .collect();
-            let shape: Vec<usize> = inter.iter().map(|r| r.len()).collect();
-            let mut dst = ndarray::ArrayViewMut::from_shape(IxDyn(&shape), part)
-                .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
-            dst.assign(&a.slice(src.as_slice()));
-            Ok(())
-        })?;
+        parts
+            .into_par_iter()
+            .try_for_each(|(i, inter, part)| -> Result<()> {
+                let c = &self.chunks[i];
+                let whole = inter.iter().zip(&c.shape).all(|(r, &n)| r.len() == n);
+                if whole && c.array.fill_from_block(store, &c.shape, part)? {
+                    return Ok(());
+                }
+                let a = self.chunk_array::<T>(i, store, limits)?;
+                let src: Vec<SliceInfoElem> = inter
+                    .iter()
+                    .zip(&c.start)
+                    .map(|(r, &s)| slice(r.start - s, r.end - s))
+                    .collect();
+                let shape: Vec<usize> = inter.iter().map(|r| r.len()).collect();
+                let mut dst = ndarray::ArrayViewMut::from_shape(IxDyn(&shape), part)
+                    .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
+                dst.assign(&a.slice(src.as_slice()));
+                Ok(())
+            })?;
         ArrayD::from_shape_vec(IxDyn(out_shape), data)
             .map(Some)
             .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
