@@ -149,21 +149,7 @@ fn read_rs(path: &Path, shape: Shape) -> Result<f64> {
     if shape == Shape::One {
         return Ok(sum(&f.read_array_of::<f64>("data").map_err(e)?));
     }
-    let tree = f
-        .tree()
-        .map_err(e)?
-        .ok_or_else(|| BenchError::peer("asdf-rs", "no tree"))?;
-    let arrays = tree
-        .get("arrays")
-        .ok_or_else(|| BenchError::peer("asdf-rs", "no arrays"))?;
-    let mut s = 0.0;
-    for (_, v) in arrays.entries() {
-        let nd = v
-            .as_ndarray()
-            .ok_or_else(|| BenchError::peer("asdf-rs", "not an ndarray"))?;
-        s += sum(&f.read_array_f64(&nd).map_err(e)?);
-    }
-    Ok(s)
+    super::rs_sum_arrays(&f)
 }
 
 fn write_rs(data: &[f64], codec: asdf_rs::Compression, shape: Shape, path: &Path) -> Result<()> {
@@ -186,6 +172,59 @@ fn rs_codec(codec: &str) -> Option<asdf_rs::Compression> {
         "lz4" => Some(asdf_rs::Compression::Lz4),
         _ => None,
     }
+}
+
+/// What the rows of one timed operation compare with.
+struct Timing<'a> {
+    shape: Shape,
+    threads: usize,
+    bytes: u64,
+    /// Python asdf's time for the same operation, if it has one.
+    python: Option<f64>,
+    /// The data size, noted on the first row.
+    size: &'a str,
+    /// The codec's raw speed on one thread: name and seconds.
+    limit: (String, f64),
+}
+
+/// Times an operation on one thread and on all, and adds its rows: against Python asdf (or,
+/// for chunked arrays, our one-thread time); for one array on one thread also `extra` and the
+/// codec limit. Returns the all-threads time.
+fn thread_rows(
+    rows: &mut Vec<Row>,
+    label: &dyn Fn(usize) -> String,
+    how: Timing<'_>,
+    extra: impl Fn(f64) -> Option<Row>,
+    mut time: impl FnMut(usize) -> Result<f64>,
+) -> Result<f64> {
+    let mut one_thread = 0.0;
+    let mut all_threads = 0.0;
+    for t in [1, how.threads] {
+        let secs = time(t)?;
+        let mut row = Row::new(label(t), secs).bytes(how.bytes);
+        row = match how.shape {
+            Shape::Chunked if t > 1 => row.peer("ours [1 thr]", one_thread),
+            Shape::Chunked => row.note("Python asdf has no chunked ndarray"),
+            _ => row.peer_opt("Python asdf", how.python),
+        };
+        all_threads = secs;
+        if t == 1 {
+            one_thread = secs;
+            if how.shape == Shape::One {
+                rows.push(row.clone().note(how.size));
+                rows.extend(extra(secs));
+                row = Row::new(label(1), secs)
+                    .peer(how.limit.0.clone(), how.limit.1)
+                    .bytes(how.bytes)
+                    .note("limit");
+            }
+        }
+        rows.push(row);
+        if how.threads == 1 {
+            break;
+        }
+    }
+    Ok(all_threads)
 }
 
 pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
@@ -240,33 +279,25 @@ fn one_codec(ctx: &Ctx, codec: &str, base: u64) -> Result<Vec<Row>> {
     // Writes.
     for shape in [Shape::One, Shape::Many, Shape::Chunked] {
         let path = dir.join(format!("ours_{}.asdf", shape.name().replace(' ', "_")));
-        let mut one_thread = 0.0;
-        let mut all_threads = 0.0;
-        for t in [1, n] {
-            let (secs, ()) = on_threads(t, || best(|| write_ours(&data, codec, shape, &path)))??;
-            let mut row = Row::new(format!("5. {}", label("write", shape, t)), secs).bytes(bytes);
-            row = match shape {
-                Shape::One => row.peer_opt("Python asdf", p("write_one")?),
-                Shape::Many => row.peer_opt("Python asdf", p("write_many")?),
-                Shape::Chunked if t > 1 => row.peer("ours [1 thr]", one_thread),
-                Shape::Chunked => row.note("Python asdf has no chunked ndarray"),
-            };
-            all_threads = secs;
-            if t == 1 {
-                one_thread = secs;
-                if shape == Shape::One {
-                    rows.push(row.clone().note(size.clone()));
-                    row = Row::new(format!("5. {}", label("write", shape, 1)), secs)
-                        .peer(format!("raw {codec} compress"), raw_c)
-                        .bytes(bytes)
-                        .note("limit");
-                }
-            }
-            rows.push(row);
-            if n == 1 {
-                break;
-            }
-        }
+        let python = match shape {
+            Shape::One => p("write_one")?,
+            Shape::Many => p("write_many")?,
+            Shape::Chunked => None,
+        };
+        let all_threads = thread_rows(
+            &mut rows,
+            &|t| format!("5. {}", label("write", shape, t)),
+            Timing {
+                shape,
+                threads: n,
+                bytes,
+                python,
+                size: &size,
+                limit: (format!("raw {codec} compress"), raw_c),
+            },
+            |_| None,
+            |t| Ok(on_threads(t, || best(|| write_ours(&data, codec, shape, &path)))??.0),
+        )?;
         if let (Some(c), true) = (rs_codec(codec), shape != Shape::Chunked) {
             let ours_n = all_threads;
             let rs_path = dir.join("rs.asdf");
@@ -297,40 +328,36 @@ fn one_codec(ctx: &Ctx, codec: &str, base: u64) -> Result<Vec<Row>> {
         let first = std::time::Instant::now();
         check_sum(codec, "ours (warm-up)", read_ours(&path)?, want)?;
         let first = first.elapsed().as_secs_f64();
-        let mut one_thread = 0.0;
-        let mut all_threads = 0.0;
-        for t in [1, n] {
-            let (secs, s) = on_threads(t, || best(|| read_ours(&path)))??;
-            check_sum(codec, "ours", s, want)?;
-            let mut row = Row::new(format!("4. {}", label("read", shape, t)), secs).bytes(bytes);
-            row = match shape {
-                Shape::One => row.peer_opt("Python asdf", p("read_one")?),
-                Shape::Many => row.peer_opt("Python asdf", p("read_many")?),
-                Shape::Chunked if t > 1 => row.peer("ours [1 thr]", one_thread),
-                Shape::Chunked => row.note("Python asdf has no chunked ndarray"),
-            };
-            all_threads = secs;
-            if t == 1 {
-                one_thread = secs;
-                if shape == Shape::One {
-                    rows.push(row.clone().note(size.clone()));
-                    rows.push(
-                        Row::new(format!("4. {}", label("read", shape, 1)), secs)
-                            .peer(format!("ours, first read [{n} thr]"), first)
-                            .bytes(bytes)
-                            .note("warm-up effect"),
-                    );
-                    row = Row::new(format!("4. {}", label("read", shape, 1)), secs)
-                        .peer(format!("raw {codec} decompress"), raw_d)
+        let python = match shape {
+            Shape::One => p("read_one")?,
+            Shape::Many => p("read_many")?,
+            Shape::Chunked => None,
+        };
+        let all_threads = thread_rows(
+            &mut rows,
+            &|t| format!("4. {}", label("read", shape, t)),
+            Timing {
+                shape,
+                threads: n,
+                bytes,
+                python,
+                size: &size,
+                limit: (format!("raw {codec} decompress"), raw_d),
+            },
+            |secs| {
+                Some(
+                    Row::new(format!("4. {}", label("read", shape, 1)), secs)
+                        .peer(format!("ours, first read [{n} thr]"), first)
                         .bytes(bytes)
-                        .note("limit");
-                }
-            }
-            rows.push(row);
-            if n == 1 {
-                break;
-            }
-        }
+                        .note("warm-up effect"),
+                )
+            },
+            |t| {
+                let (secs, s) = on_threads(t, || best(|| read_ours(&path)))??;
+                check_sum(codec, "ours", s, want)?;
+                Ok(secs)
+            },
+        )?;
         if rs_codec(codec).is_some() && shape != Shape::Chunked {
             let ours_n = all_threads;
             let (t, s) = best(|| read_rs(&path, shape))?;

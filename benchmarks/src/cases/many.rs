@@ -83,21 +83,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let (rs, got) = best(|| {
         let e = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
         let f = asdf_rs::AsdfFile::open(&path).map_err(e)?;
-        let tree = f
-            .tree()
-            .map_err(e)?
-            .ok_or_else(|| BenchError::peer("asdf-rs", "no tree"))?;
-        let arrays = tree
-            .get("arrays")
-            .ok_or_else(|| BenchError::peer("asdf-rs", "no arrays"))?;
-        let mut s = 0.0;
-        for (_, v) in arrays.entries() {
-            let nd = v
-                .as_ndarray()
-                .ok_or_else(|| BenchError::peer("asdf-rs", "not an ndarray"))?;
-            s += f.read_array_f64(&nd).map_err(e)?.iter().sum::<f64>();
-        }
-        Ok(s)
+        super::rs_sum_arrays(&f)
     })?;
     check_sum("many", "asdf-rs", got, want)?;
 

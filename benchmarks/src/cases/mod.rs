@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::measure::{Result, Row};
+use crate::measure::{BenchError, Result, Row};
 use crate::python::Python;
 
 mod awkward;
@@ -62,6 +62,27 @@ pub const ALL: &[Case] = &[
         run: awkward::run,
     },
 ];
+
+/// The sum of every float64 array in the `/arrays` mapping, read with asdf-rs (the many-array
+/// layouts of cases 2 and 4).
+pub fn rs_sum_arrays(f: &asdf_rs::AsdfFile) -> Result<f64> {
+    let e = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
+    let tree = f
+        .tree()
+        .map_err(e)?
+        .ok_or_else(|| BenchError::peer("asdf-rs", "no tree"))?;
+    let arrays = tree
+        .get("arrays")
+        .ok_or_else(|| BenchError::peer("asdf-rs", "no arrays"))?;
+    let mut s = 0.0;
+    for (_, v) in arrays.entries() {
+        let nd = v
+            .as_ndarray()
+            .ok_or_else(|| BenchError::peer("asdf-rs", "not an ndarray"))?;
+        s += crate::data::sum(&f.read_array_f64(&nd).map_err(e)?);
+    }
+    Ok(s)
+}
 
 /// A path argument for a Python script.
 pub fn arg(p: &Path) -> String {
