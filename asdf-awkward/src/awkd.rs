@@ -116,7 +116,7 @@ impl BlobStore for AwkdFile {
         }
         let mut out = Vec::with_capacity(
             declared
-                .min(f.compressed_size().saturating_mul(1100))
+                .min(array_core::bounds::deflate_max_decoded(f.compressed_size()))
                 .min(max_bytes) as usize,
         );
         (&mut f)
@@ -296,7 +296,7 @@ pub fn save_awkd(
     }
     let mut existing = existing;
     let mut failure: Option<Error> = None;
-    write_atomic(path, |file| {
+    write_atomic(path, true, |file| {
         let handle = file.try_clone()?;
         let mut zip = ZipWriter::new(handle);
         let mut run = || -> Result<()> {

@@ -39,14 +39,9 @@ pub enum Primitive {
     TimeDelta64(String),
 }
 
-/// Byte order of blob data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ByteOrder {
-    /// Little-endian (what awkward0 writes on every common host; unmarked names).
-    Little,
-    /// Big-endian (`>` marker).
-    Big,
-}
+/// Byte order of blob data (the workspace's one byte-order type): little-endian is what awkward0
+/// writes on every common host (unmarked names), big-endian is marked `>`.
+pub use array_core::ByteOrder;
 
 /// Kind of a primitive, for compression policies and conversions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -31,7 +31,7 @@ impl ListIndex {
     /// Offsets from counts (`[0, cumsum(counts)]`), checked for negative counts and overflow.
     pub fn from_counts(counts: &[i64]) -> Option<ListIndex> {
         let mut offsets: Vec<i64> = Vec::with_capacity(counts.len().checked_add(1)?);
-        crate::numpy::advise_huge_pages(offsets.spare_capacity_mut());
+        array_core::advise_huge_pages(&offsets);
         let mut acc = 0i64;
         offsets.push(0);
         for &c in counts {

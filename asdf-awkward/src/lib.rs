@@ -57,7 +57,6 @@
 //!
 //! [`to_awkward2`] gives the `(form, length, buffers)` triple that `ak.from_buffers` accepts, for
 //! every class that has an awkward 2 equivalent.
-#![warn(missing_docs)]
 
 #[cfg(feature = "asdf")]
 pub mod asdf_store;

@@ -60,35 +60,7 @@ macro_rules! encode {
     }};
 }
 
-/// Scalar types that are plain old data: no padding, every bit pattern valid, so a slice of
-/// them may be viewed as bytes (and written through as bytes).
-trait Pod: Copy + 'static {}
-impl Pod for i8 {}
-impl Pod for u8 {}
-impl Pod for i16 {}
-impl Pod for u16 {}
-impl Pod for i32 {}
-impl Pod for u32 {}
-impl Pod for i64 {}
-impl Pod for u64 {}
-impl Pod for f32 {}
-impl Pod for f64 {}
-impl Pod for [f32; 2] {}
-impl Pod for [f64; 2] {}
-impl Pod for half::f16 {}
-
-fn pod_bytes<T: Pod>(v: &[T]) -> &[u8] {
-    // SAFETY: `T: Pod` is a primitive numeric type (or an array of them, or `half::f16`, a
-    // `repr(transparent)` `u16`) with no padding, so its memory is `size_of_val(v)` initialized
-    // bytes; `u8` has alignment 1 and the lifetime is tied to `v`.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
-
-fn pod_bytes_mut<T: Pod>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as in `pod_bytes`, and additionally every bit pattern is a valid `T`, so any
-    // bytes written through the view leave valid values; the borrow of `v` is exclusive.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
+use array_core::{advise_huge_pages, bytes_of as pod_bytes, bytes_of_mut as pod_bytes_mut};
 
 /// Little-endian bytes of `i64`s, borrowed without copying on little-endian hosts.
 pub(crate) fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
@@ -97,37 +69,6 @@ pub(crate) fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
     } else {
         std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
     }
-}
-
-/// Asks the kernel to back a large, not yet touched allocation with transparent huge pages:
-/// filling hundreds of MiB then takes far fewer page faults (numpy does the same for arrays of
-/// 4 MiB and more). Purely advisory; failures are ignored.
-pub(crate) fn advise_huge_pages<T>(v: &[T]) {
-    #[cfg(all(target_os = "linux", not(miri)))]
-    {
-        const HUGE: usize = 2 << 20;
-        let len = std::mem::size_of_val(v);
-        if len < 2 * HUGE {
-            return;
-        }
-        let start = v.as_ptr() as usize;
-        let aligned = start.div_ceil(HUGE) * HUGE;
-        let end = (start + len) / HUGE * HUGE;
-        if end > aligned {
-            // SAFETY: madvise only gives the kernel a hint about [aligned, end), a range inside
-            // the live allocation behind `v`; MADV_HUGEPAGE never changes the memory's contents
-            // or validity, and its result is ignored.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    #[cfg(not(all(target_os = "linux", not(miri))))]
-    let _ = v;
 }
 
 macro_rules! swap_ints {
@@ -633,7 +574,7 @@ mod tests {
         }
         let offs = crate::layout::ListIndex::from_counts(&vec![1; 1 << 20]).unwrap();
         assert_eq!(offs.range((1 << 20) - 1), Some(((1 << 20) - 1, 1 << 20)));
-        advise_huge_pages::<u8>(&[]);
+        advise_huge_pages::<u8>(&Vec::new());
     }
 
     #[test]

@@ -210,7 +210,8 @@ impl BlobStore for DirStore {
                 let Ok(fname) = entry.file_name().into_string() else {
                     continue;
                 };
-                if fname.starts_with(".tmp-awkward-") {
+                // Temporary files of an unfinished atomic write (`.<name>.<pid>.<hex>.tmp`).
+                if fname.starts_with('.') && fname.ends_with(".tmp") {
                     continue;
                 }
                 let ft = entry.file_type().map_err(|e| Error::io(dir.display(), e))?;
@@ -253,7 +254,7 @@ impl BlobSink for DirStore {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
         }
-        write_atomic(&path, |f| f.write_all(bytes))
+        write_atomic(&path, false, |f| f.write_all(bytes))
     }
 }
 
@@ -268,46 +269,26 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes `path` through a temporary file in the same directory: write, fsync, rename.
+/// Writes `path` through the workspace's crash-safe writer ([`array_core::AtomicFile`]): a
+/// temporary file in the same directory, written, synced, then renamed over `path`. With
+/// `follow_link`, a symlink at `path` keeps pointing at the file it names (which is replaced);
+/// without it, the link itself is replaced (for paths built from untrusted blob names).
 pub(crate) fn write_atomic(
     path: &Path,
+    follow_link: bool,
     body: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let fname = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".tmp-awkward-{}-{}-{fname}",
-        std::process::id(),
-        unique()
-    ));
-    let result = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        body(&mut f)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io(path.display(), e)
-    })
-}
-
-pub(crate) fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
+    let io_err = |e: std::io::Error| Error::io(path.display(), e);
+    let mut file = if follow_link {
+        array_core::AtomicFile::create(path)
+    } else {
+        array_core::AtomicFile::create_replacing(path)
+    }
+    .map_err(|e| io_err(e.into()))?;
+    // The body writes through its own handle of the same open file (ZIP writers need `Seek`);
+    // the atomic file's buffer stays empty, so committing flushes nothing stale.
+    let mut handle = file.writer_mut().get_ref().try_clone().map_err(io_err)?;
+    body(&mut handle).map_err(io_err)?;
+    drop(handle);
+    file.commit().map(drop).map_err(|e| io_err(e.into()))
 }

@@ -34,11 +34,7 @@
 //! }
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod alloc;
-#[cfg(feature = "bls2")]
-mod blosc2;
 mod codec;
 mod error;
 mod header;
@@ -50,12 +46,12 @@ mod reader;
 mod source;
 mod writer;
 
-#[cfg(feature = "bls2")]
-pub use blosc2::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
 pub use codec::{
-    Blosc, Bzip2, Codec, CodecError, CodecRegistry, EncodeOptions, Lz4Chunked, Lz4Frame, Xz, Zlib,
-    Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
+    Blosc, Bzip2, Codec, CodecError, CodecExtension, CodecRegistry, EncodeOptions, Lz4Chunked,
+    Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
 };
+#[cfg(feature = "bls2")]
+pub use codec::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
 pub use error::{hex, BlockError, Result};
 pub use header::{BlockHeader, BLOCK_MAGIC, FLAG_STREAMED, HEADER_LEN, MIN_HEADER_SIZE};
 pub use index::{encode_index, parse_index, INDEX_HEADER};

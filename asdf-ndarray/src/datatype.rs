@@ -6,140 +6,10 @@ use asdf_yaml::Node;
 
 use crate::error::{NdError, Result};
 
-/// Byte order of stored values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ByteOrder {
-    /// Least significant byte first.
-    Little,
-    /// Most significant byte first.
-    Big,
-}
+pub use array_core::{ByteOrder, ScalarType};
 
-impl ByteOrder {
-    /// The byte order of this machine.
-    pub const NATIVE: ByteOrder = if cfg!(target_endian = "little") {
-        ByteOrder::Little
-    } else {
-        ByteOrder::Big
-    };
-
-    /// `"little"` or `"big"`, as written in the tree.
-    pub fn name(self) -> &'static str {
-        match self {
-            ByteOrder::Little => "little",
-            ByteOrder::Big => "big",
-        }
-    }
-
-    /// Parses `"little"` or `"big"`.
-    pub fn from_name(s: &str) -> Option<ByteOrder> {
-        match s {
-            "little" => Some(ByteOrder::Little),
-            "big" => Some(ByteOrder::Big),
-            _ => None,
-        }
-    }
-
-    /// Whether this is the machine's byte order.
-    pub fn is_native(self) -> bool {
-        self == ByteOrder::NATIVE
-    }
-}
-
-/// A scalar datatype. `int128`, `uint128` and `complex32` are ASDF.jl/asdf-cxx extensions that
-/// are read but are not part of the ASDF Standard.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum ScalarType {
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Int128,
-    UInt8,
-    UInt16,
-    UInt32,
-    UInt64,
-    UInt128,
-    Float16,
-    Float32,
-    Float64,
-    Complex32,
-    Complex64,
-    Complex128,
-    Bool8,
-}
-
-const SCALARS: [(ScalarType, &str, usize); 17] = [
-    (ScalarType::Int8, "int8", 1),
-    (ScalarType::Int16, "int16", 2),
-    (ScalarType::Int32, "int32", 4),
-    (ScalarType::Int64, "int64", 8),
-    (ScalarType::Int128, "int128", 16),
-    (ScalarType::UInt8, "uint8", 1),
-    (ScalarType::UInt16, "uint16", 2),
-    (ScalarType::UInt32, "uint32", 4),
-    (ScalarType::UInt64, "uint64", 8),
-    (ScalarType::UInt128, "uint128", 16),
-    (ScalarType::Float16, "float16", 2),
-    (ScalarType::Float32, "float32", 4),
-    (ScalarType::Float64, "float64", 8),
-    (ScalarType::Complex32, "complex32", 4),
-    (ScalarType::Complex64, "complex64", 8),
-    (ScalarType::Complex128, "complex128", 16),
-    (ScalarType::Bool8, "bool8", 1),
-];
-
-impl ScalarType {
-    /// Every scalar type.
-    pub const ALL: [ScalarType; 17] = {
-        let mut out = [ScalarType::Int8; 17];
-        let mut i = 0;
-        while i < 17 {
-            out[i] = SCALARS[i].0;
-            i += 1;
-        }
-        out
-    };
-
-    fn entry(self) -> &'static (ScalarType, &'static str, usize) {
-        // Every variant has exactly one entry in SCALARS.
-        SCALARS.iter().find(|e| e.0 == self).unwrap_or(&SCALARS[0])
-    }
-
-    /// The ASDF name (`float64`).
-    pub fn name(self) -> &'static str {
-        self.entry().1
-    }
-
-    /// Size of one value in bytes.
-    pub fn size(self) -> usize {
-        self.entry().2
-    }
-
-    /// Parses an ASDF scalar name.
-    pub fn from_name(s: &str) -> Option<ScalarType> {
-        SCALARS.iter().find(|e| e.1 == s).map(|e| e.0)
-    }
-
-    /// Size of the unit that byte swapping reverses (the component size for complex types).
-    pub fn swap_unit(self) -> usize {
-        match self {
-            ScalarType::Complex32 | ScalarType::Complex64 | ScalarType::Complex128 => {
-                self.size() / 2
-            }
-            _ => self.size(),
-        }
-    }
-
-    /// Whether this type is part of the ASDF Standard (ndarray-1.1.0).
-    pub fn is_standard(self) -> bool {
-        !matches!(
-            self,
-            ScalarType::Int128 | ScalarType::UInt128 | ScalarType::Complex32
-        )
-    }
-}
+/// Largest number of dimensions accepted (NumPy 2 allows 64), for arrays and record fields.
+pub const MAX_NDIM: usize = 64;
 
 /// One field of a record datatype.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -323,7 +193,7 @@ impl Datatype {
                 let shape = match m.get("shape") {
                     None => Vec::new(),
                     Some(s) => parse_dims(s)
-                        .filter(|d| d.len() <= crate::meta::MAX_NDIM)
+                        .filter(|d| d.len() <= MAX_NDIM)
                         .ok_or_else(|| {
                             NdError::Datatype(format!(
                             "field {i} (`{name}`): shape must be a list of at most 64 integers ≥ 0"

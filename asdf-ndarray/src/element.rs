@@ -16,7 +16,15 @@ mod sealed {
 ///
 /// Sealed: the layout guarantees the zero-copy views rely on hold only for these types.
 pub trait Element:
-    Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 'static + sealed::Sealed
+    Copy
+    + Send
+    + Sync
+    + Default
+    + PartialEq
+    + std::fmt::Debug
+    + 'static
+    + sealed::Sealed
+    + array_core::Zeroable
 {
     /// The ASDF datatype of this type.
     const SCALAR: ScalarType;

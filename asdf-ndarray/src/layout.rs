@@ -36,7 +36,7 @@ fn default_strides(shape: &[usize], itemsize: usize) -> Option<Vec<i128>> {
 
 impl Layout {
     /// A C-contiguous layout at offset 0.
-    pub fn contiguous(shape: Vec<usize>, itemsize: usize) -> Result<Layout> {
+    pub(crate) fn contiguous(shape: Vec<usize>, itemsize: usize) -> Result<Layout> {
         let count = checked_product(&shape).ok_or_else(|| NdError::TooLarge {
             what: "shape".into(),
             limit: isize::MAX as u64,
@@ -68,7 +68,7 @@ impl Layout {
     }
 
     /// Resolves a block-backed array's layout against `block_len` bytes of block data.
-    pub fn resolve(
+    pub(crate) fn resolve(
         meta: &NdArrayMeta,
         itemsize: usize,
         block_len: usize,
@@ -155,7 +155,7 @@ impl Layout {
     }
 
     /// Whether the elements are C-contiguous in increasing address order.
-    pub fn is_c_contiguous(&self) -> bool {
+    pub(crate) fn is_c_contiguous(&self) -> bool {
         let mut acc = self.itemsize as isize;
         for (&s, &d) in self.strides.iter().zip(&self.shape).rev() {
             if d > 1 && s != acc {
@@ -168,7 +168,7 @@ impl Layout {
 
     /// Calls `f` with the bytes of every element, in C order. `bytes` must be the block the
     /// layout was resolved against.
-    pub fn for_each(&self, bytes: &[u8], mut f: impl FnMut(&[u8])) {
+    pub(crate) fn for_each(&self, bytes: &[u8], mut f: impl FnMut(&[u8])) {
         let item = self.itemsize;
         if self.count == 0 {
             return;
@@ -211,7 +211,7 @@ impl Layout {
     }
 
     /// The elements gathered into one C-contiguous buffer (stored byte order kept).
-    pub fn gather(&self, bytes: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn gather(&self, bytes: &[u8]) -> Result<Vec<u8>> {
         let n = self.count * self.itemsize;
         let mut out = try_vec_with_capacity(n)?;
         if self.count == 0 {
@@ -421,8 +421,7 @@ mod tests {
     #[test]
     fn views_borrow_with_negative_strides() {
         let words: Vec<u16> = (0..6).collect();
-        // SAFETY (test): reinterpreting initialised u16s as bytes is always valid.
-        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 12) };
+        let bytes: &[u8] = array_core::bytes_of(&words);
         let l = strided(vec![2, 3], vec![-6, -2], 10, 12).unwrap();
         let v = view::<u16>(bytes, &l, ByteOrder::NATIVE).unwrap();
         assert_eq!(

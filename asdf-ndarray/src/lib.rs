@@ -35,8 +35,6 @@
 //! assert_eq!(back, a.t().into_dyn());
 //! ```
 
-#![warn(missing_docs)]
-
 mod any;
 mod chunked;
 mod complex;

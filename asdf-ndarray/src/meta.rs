@@ -72,8 +72,7 @@ pub struct NdArrayMeta {
     pub mask: Option<Mask>,
 }
 
-/// Largest number of dimensions accepted (NumPy 2 allows 64).
-pub const MAX_NDIM: usize = 64;
+pub use crate::datatype::MAX_NDIM;
 
 /// Nesting limit for masks that are ndarrays with masks.
 const MAX_MASK_DEPTH: usize = 8;

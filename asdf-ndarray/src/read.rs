@@ -436,26 +436,10 @@ fn mask_bools(a: AnyArray) -> Result<ArrayD<bool>> {
 }
 
 /// `count` zero elements, allocated zeroed (the operating system's zero pages for large
-/// buffers, so nothing is written twice), advised as huge pages before first use. Only for
-/// [`Element`] types whose all-zero bytes are a valid value (all of them: numbers, `false`).
+/// buffers, so nothing is written twice), advised as huge pages before first use.
 pub(crate) fn zeroed_vec<T: Element>(count: usize) -> Result<Vec<T>> {
-    let too_large = || NdError::TooLarge {
-        what: format!("allocating {count} elements"),
+    array_core::zeroed_vec(count).map_err(|e| NdError::TooLarge {
+        what: format!("allocating {count} elements ({e})"),
         limit: isize::MAX as u64,
-    };
-    let layout = std::alloc::Layout::array::<T>(count).map_err(|_| too_large())?;
-    if layout.size() == 0 {
-        return Ok(Vec::new());
-    }
-    // SAFETY: the layout has a non-zero size (checked just above).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
-    if ptr.is_null() {
-        return Err(too_large());
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `count` `T`s (so the
-    // capacity and alignment match what `Vec` will free), and its `count` elements are all-zero
-    // bytes, a valid value of every `Element` type.
-    let v = unsafe { Vec::from_raw_parts(ptr, count, count) };
-    asdf_block::alloc::advise_huge_pages(&v);
-    Ok(v)
+    })
 }

@@ -31,7 +31,6 @@
 //! assert!(check_builtin(&asdf_yaml::parse_str("a: 1").unwrap()).is_empty());
 //! ```
 
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod builtin;

@@ -23,8 +23,8 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
+mod document;
 pub mod emit;
 mod error;
 mod node;
@@ -34,11 +34,9 @@ mod reference;
 pub mod resolve;
 mod split;
 
+pub use document::{parse_bytes, parse_document, parse_document_bytes, parse_str, Document};
 pub use emit::{emit, emit_string_with, emit_to_string, emit_with, EmitOptions, ASDF_TAG_PREFIX};
 pub use error::{Error, Location, Result};
 pub use node::{Mapping, Node, Value};
-pub use parse::{
-    parse_bytes, parse_document, parse_document_bytes, parse_str, Document, Limits, ParseOptions,
-    Warning,
-};
+pub use parse::{Limits, ParseOptions, Warning};
 pub use reference::{reference_target, resolve_references, NoExternal, RefResolver};

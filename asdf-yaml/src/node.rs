@@ -3,8 +3,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::pointer;
-
 /// One node of the tree: an optional tag and a [`Value`].
 ///
 /// Tags are full URIs (`tag:stsci.edu:asdf/core/ndarray-1.1.0`); shorthand handles are expanded
@@ -157,6 +155,11 @@ impl Mapping {
 
     /// Appends an entry without looking for an existing equal key (the caller guarantees
     /// uniqueness; used by the parser, which deduplicates itself).
+    /// The value of entry `i` (in order), for lookups that found the position themselves.
+    pub(crate) fn value_at_mut(&mut self, i: usize) -> Option<&mut Node> {
+        self.entries.get_mut(i).map(|(_, v)| v)
+    }
+
     pub(crate) fn push_unchecked(&mut self, key: Node, value: Node) {
         self.indexed_push(key, value);
     }
@@ -511,37 +514,6 @@ impl Node {
             Value::Map(m) => Box::new(m.values()),
             _ => Box::new(std::iter::empty()),
         }
-    }
-
-    /// Looks up a JSON Pointer (RFC 6901: `/a/0`, `~1` for `/`, `~0` for `~`; `""` is the node
-    /// itself). Mapping segments match string keys (and integer keys as a fallback); sequence
-    /// segments are decimal indices.
-    ///
-    /// ```
-    /// use asdf_yaml::Node;
-    /// let n = asdf_yaml::parse_str("a/b: {c~d: [10, 20]}").unwrap();
-    /// assert_eq!(n.pointer("/a~1b/c~0d/1").and_then(Node::as_i64), Some(20));
-    /// assert!(n.pointer("/missing").is_none());
-    /// ```
-    pub fn pointer(&self, pointer: &str) -> Option<&Node> {
-        pointer::lookup(self, pointer).ok()
-    }
-
-    /// Mutable JSON Pointer lookup (copy on write through shared subtrees on the way).
-    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Node> {
-        let tokens = pointer::tokens(pointer).ok()?;
-        let mut node = self;
-        for tok in tokens {
-            node = match node.value_mut() {
-                Value::Map(m) => {
-                    let idx = pointer::map_index(m, &tok)?;
-                    &mut m.entries[idx].1
-                }
-                Value::Seq(s) => s.get_mut(pointer::seq_index(&tok)?)?,
-                _ => return None,
-            };
-        }
-        Some(node)
     }
 
     /// A short name of the value's kind (`null`, `bool`, `int`, `float`, `str`, `sequence`,

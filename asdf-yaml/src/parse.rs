@@ -66,7 +66,7 @@ impl Limits {
     }
 }
 
-/// Options for [`parse_document`].
+/// Options for [`parse_document`](crate::parse_document).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Resource bounds.
@@ -90,75 +90,6 @@ pub struct Warning {
     pub location: Location,
     /// What it is.
     pub message: String,
-}
-
-/// A parsed YAML document: the tree plus what the directives said.
-#[derive(Clone, Debug)]
-pub struct Document {
-    /// The root node (null for an empty document).
-    pub root: Node,
-    /// The `%YAML` directive's version (e.g. `"1.1"`), if present.
-    pub yaml_version: Option<String>,
-    /// The `%TAG` directives as `(handle, prefix)` pairs, in order.
-    pub tag_handles: Vec<(String, String)>,
-    /// Warnings (at most 100 are kept).
-    pub warnings: Vec<Warning>,
-}
-
-/// Parses YAML text with default options and returns the root node.
-///
-/// Text before the directives may be `#ASDF ...` header lines (they are YAML comments).
-///
-/// ```
-/// let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
-///             --- !core/asdf-1.1.0\nflag: yes\nmode: 017\nname: '017'\n...\n";
-/// let root = asdf_yaml::parse_str(text).unwrap();
-/// assert_eq!(root.tag(), Some("tag:stsci.edu:asdf/core/asdf-1.1.0"));
-/// assert_eq!(root.get("flag").and_then(|n| n.as_bool()), Some(true));
-/// assert_eq!(root.get("mode").and_then(|n| n.as_i64()), Some(15));
-/// assert_eq!(root.get("name").and_then(|n| n.as_str()), Some("017"));
-/// ```
-pub fn parse_str(text: &str) -> Result<Node> {
-    Ok(parse_document(text, &ParseOptions::default())?.root)
-}
-
-/// Parses UTF-8 bytes with default options (a leading byte-order mark is skipped).
-pub fn parse_bytes(bytes: &[u8]) -> Result<Node> {
-    Ok(parse_document_bytes(bytes, &ParseOptions::default())?.root)
-}
-
-/// Parses UTF-8 bytes into a [`Document`].
-pub fn parse_document_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Document> {
-    let text = std::str::from_utf8(bytes).map_err(|e| Error::Utf8 {
-        offset: e.valid_up_to(),
-    })?;
-    parse_document(text, options)
-}
-
-/// Parses YAML text into a [`Document`] with the given options.
-pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
-    let (text, base) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => (rest, '\u{feff}'.len_utf8()),
-        None => (text, 0),
-    };
-    let (yaml_version, tag_handles) = scan_directives(text);
-    let text = yaml11_line_breaks(text);
-    // Large trees are parsed by pieces in parallel when they qualify; the serial parse decides
-    // everything else (and every error).
-    let parallel = match (&text, base) {
-        (Cow::Borrowed(t), 0) => crate::split::parse_parallel(t, options),
-        _ => None,
-    };
-    let built = match parallel {
-        Some(b) => b,
-        None => build(&text, base, options)?,
-    };
-    Ok(Document {
-        root: built.root,
-        yaml_version,
-        tag_handles,
-        warnings: built.warnings,
-    })
 }
 
 /// What one run of the builder produced.
@@ -199,7 +130,7 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
 /// `\n` and LS/PS as themselves with the indentation after them dropped. This rewrites the text
 /// so the 1.2 parser sees the same thing: NEL becomes `\n`, blanks after LS/PS are removed.
 /// Text without these characters is returned as is.
-fn yaml11_line_breaks(text: &str) -> Cow<'_, str> {
+pub(crate) fn yaml11_line_breaks(text: &str) -> Cow<'_, str> {
     if !text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
         return Cow::Borrowed(text);
     }
@@ -219,7 +150,7 @@ fn yaml11_line_breaks(text: &str) -> Cow<'_, str> {
 }
 
 /// Reads `%YAML` and `%TAG` lines before the first `---`.
-fn scan_directives(text: &str) -> (Option<String>, Vec<(String, String)>) {
+pub(crate) fn scan_directives(text: &str) -> (Option<String>, Vec<(String, String)>) {
     let mut version = None;
     let mut tags = Vec::new();
     for line in text.lines() {

@@ -3,6 +3,40 @@
 use crate::error::{Error, Result};
 use crate::node::{Mapping, Node, Value};
 
+/// JSON Pointer lookups as methods of [`Node`] (defined beside the pointer grammar they use).
+impl Node {
+    /// Looks up a JSON Pointer (RFC 6901: `/a/0`, `~1` for `/`, `~0` for `~`; `""` is the node
+    /// itself). Mapping segments match string keys (and integer keys as a fallback); sequence
+    /// segments are decimal indices.
+    ///
+    /// ```
+    /// use asdf_yaml::Node;
+    /// let n = asdf_yaml::parse_str("a/b: {c~d: [10, 20]}").unwrap();
+    /// assert_eq!(n.pointer("/a~1b/c~0d/1").and_then(Node::as_i64), Some(20));
+    /// assert!(n.pointer("/missing").is_none());
+    /// ```
+    pub fn pointer(&self, pointer: &str) -> Option<&Node> {
+        lookup(self, pointer).ok()
+    }
+
+    /// Mutable JSON Pointer lookup (copy on write through shared subtrees on the way).
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Node> {
+        let tokens = tokens(pointer).ok()?;
+        let mut node = self;
+        for tok in tokens {
+            node = match node.value_mut() {
+                Value::Map(m) => {
+                    let idx = map_index(m, &tok)?;
+                    m.value_at_mut(idx)?
+                }
+                Value::Seq(s) => s.get_mut(seq_index(&tok)?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+}
+
 /// Splits a pointer into unescaped reference tokens (`~1` -> `/`, then `~0` -> `~`).
 ///
 /// ```

@@ -37,7 +37,7 @@ const TAG: &str = "tag:stsci.edu:asdf/core/";
 #[derive(Debug, Default)]
 pub struct AsdfWriter {
     pub(crate) arrays: ArrayWriter,
-    pub(crate) stream: Option<crate::stream::StreamSpec>,
+    pub(crate) stream: Option<StreamSpec>,
 }
 
 impl AsdfWriter {
@@ -210,18 +210,11 @@ fn extensions(version: &str, labels: &[Label]) -> Vec<(String, &'static str)> {
         format!("asdf://asdf-format.org/core/extensions/core-{version}"),
         "asdf.extension._manifest.ManifestExtension",
     )];
+    let codecs = asdf_block::CodecRegistry::default();
     for l in labels {
-        let (name, class) = match &l.0 {
-            b"blsc" => ("blsc", "asdf_compression.blsc.extensions.BloscExtension"),
-            b"bls2" => ("bls2", "asdf_compression.bls2.extensions.Blosc2Extension"),
-            b"lz4f" => ("lz4f", "asdf_compression.lz4f.extensions.LZ4FrameExtension"),
-            b"zstd" => ("zstd", "asdf_compression.zstd.extensions.ZstdExtension"),
-            _ => continue,
-        };
-        out.push((
-            format!("asdf://asdf-format.org/compression/extensions/{name}-1.0.0"),
-            class,
-        ));
+        if let Some(ext) = codecs.get(*l).and_then(|c| c.extension()) {
+            out.push((ext.uri.to_string(), ext.class));
+        }
     }
     out
 }
@@ -346,4 +339,12 @@ pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) 
         crate::file::check(&root)?;
     }
     Ok(root)
+}
+
+/// The row layout of the one streamed array of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StreamSpec {
+    pub(crate) row_shape: Vec<usize>,
+    pub(crate) datatype: asdf_ndarray::Datatype,
+    pub(crate) row_bytes: usize,
 }

@@ -23,8 +23,6 @@
 //! Writes go through [`write_path`] / [`atomic_write`]: a temporary file, fsync, rename, so an
 //! interrupted write never destroys the previous file.
 
-#![warn(missing_docs)]
-
 mod arrays;
 mod builder;
 mod error;

@@ -9,17 +9,9 @@ use asdf_ndarray::{ByteOrder, Datatype, Element, NdArrayMeta};
 use asdf_yaml::Node;
 use ndarray::{ArrayBase, Data, Dimension};
 
-use crate::builder::{finish_tree, AsdfWriter};
+use crate::builder::{finish_tree, AsdfWriter, StreamSpec};
 use crate::error::{AsdfError, Result};
 use crate::write::{header_and_tree, WriteOptions};
-
-/// The row layout of the one streamed array of a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StreamSpec {
-    pub row_shape: Vec<usize>,
-    pub datatype: Datatype,
-    pub row_bytes: usize,
-}
 
 /// Appends rows to the streamed array of a file written by
 /// [`AsdfWriter::write_path_streaming`]. The file on disk is a complete ASDF file at every

@@ -1,9 +1,10 @@
 //! Writing ASDF files: header, tree, blocks and block index; crash-safe on paths.
 
-use std::fs::{File, OpenOptions as FsOpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+
+use array_core::AtomicFile;
 
 use asdf_block::{BlockWriter, EncodedBlock};
 use asdf_yaml::Node;
@@ -85,9 +86,11 @@ pub fn write_path(
 }
 
 /// Runs `write` on a temporary file next to `path`, then flushes it, syncs it to disk and
-/// renames it over `path` (and syncs the directory). If `write` fails, or the process dies at any
-/// point, `path` keeps its old content (or stays absent) and the temporary file is removed
-/// (when the process survives). The new file gets the old file's permissions.
+/// renames it over `path` (and syncs the directory): the workspace's one crash-safe writer,
+/// [`array_core::AtomicFile`]. If `write` fails, or the process dies at any point, `path` keeps
+/// its old content (or stays absent) and the temporary file is removed (when the process
+/// survives). The new file gets the old file's permissions; a symlink at `path` keeps pointing
+/// at the file it named, which receives the new content.
 pub fn atomic_write<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
@@ -112,69 +115,9 @@ fn atomic_write_inner(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<File> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let ctx = |e: AsdfError| e.in_file(path);
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        ctx(AsdfError::io(
-            "choosing a temporary name",
-            std::io::ErrorKind::InvalidInput.into(),
-        ))
-    })?;
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let file = FsOpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| ctx(AsdfError::io(format!("creating {}", tmp.display()), e)))?;
-    if let Ok(old) = std::fs::metadata(path) {
-        let _ = file.set_permissions(old.permissions());
-    }
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    let result = write(&mut w).and_then(|()| {
-        w.flush().map_err(|e| AsdfError::io("flushing", e))?;
-        w.get_ref()
-            .sync_all()
-            .map_err(|e| AsdfError::io("syncing to disk", e))?;
-        Ok(())
-    });
-    let file = match w.into_inner() {
-        Ok(f) => Some(f),
-        Err(e) => {
-            drop(e);
-            None
-        }
-    };
-    match (result, file) {
-        (Ok(()), Some(file)) => {
-            std::fs::rename(&tmp, path).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                ctx(AsdfError::io("renaming the new file into place", e))
-            })?;
-            // Make the rename itself durable; not every platform can sync a directory.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-            Ok(file)
-        }
-        (Err(e), _) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(ctx(e))
-        }
-        (Ok(()), None) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(ctx(AsdfError::io(
-                "flushing",
-                std::io::ErrorKind::Other.into(),
-            )))
-        }
-    }
+    let atomic_err =
+        |e: array_core::AtomicError| AsdfError::io(e.action, e.source).in_file(&e.path);
+    let mut file = AtomicFile::create(path).map_err(atomic_err)?;
+    write(file.writer_mut()).map_err(|e| e.in_file(path))?;
+    file.commit().map_err(atomic_err)
 }

@@ -60,9 +60,9 @@ pub fn info(path: &Path, as_json: bool) -> Result<String> {
 }
 
 /// Reads every array of an `.awkd` file completely.
-pub fn verify(path: &Path) -> Result<crate::verify::Report> {
+pub fn verify(path: &Path) -> Result<crate::report::Report> {
     let f = open(path)?;
-    let mut r = crate::verify::Report::default();
+    let mut r = crate::report::Report::default();
     for n in f.array_names() {
         r.arrays += 1;
         match f.read(&n).and_then(|l| l.to_json().map(|_| l)) {

@@ -320,10 +320,7 @@ fn ra_info(path: &Path, opts: &InfoOptions) -> Result<String> {
     let asdf_type = rawarray::asdf::kind_to_asdf(ra.kind(), ra.data_byte_order(), ra.dims(), None)
         .ok()
         .map(|m| (m.array.datatype.to_string(), m.array.shape, m.exact));
-    let order = match ra.data_byte_order() {
-        rawarray::ByteOrder::Little => "little",
-        rawarray::ByteOrder::Big => "big",
-    };
+    let order = ra.data_byte_order().name();
     if opts.json {
         let j = json!({
             "format": "rawarray",

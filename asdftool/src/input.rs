@@ -4,7 +4,7 @@ use std::path::Path;
 
 use asdf::ndarray::{AnyArray, ByteOrder, Datatype};
 use asdf::AsdfFile;
-use rawarray::asdf::{AsdfArrayType, AsdfDatatype, AsdfScalar, BoolCode};
+use rawarray::asdf::{AsdfArrayType, AsdfDatatype, BoolCode};
 use rawarray::RawArray;
 
 use crate::error::{CliError, Result};
@@ -73,13 +73,6 @@ pub fn read_ra(path: &Path) -> Result<AnyArray> {
     })
 }
 
-fn nd_order(o: rawarray::ByteOrder) -> ByteOrder {
-    match o {
-        rawarray::ByteOrder::Little => ByteOrder::Little,
-        rawarray::ByteOrder::Big => ByteOrder::Big,
-    }
-}
-
 /// The array of a RawArray file; kinds ASDF lacks become `uint8` bytes with an extra axis.
 pub fn ra_to_any(ra: &RawArray) -> Result<AnyArray> {
     let m = rawarray::asdf::kind_to_asdf(ra.kind(), ra.data_byte_order(), ra.dims(), None)
@@ -94,30 +87,20 @@ pub fn ra_to_any(ra: &RawArray) -> Result<AnyArray> {
         .map(|&d| usize::try_from(d))
         .collect::<Result<Vec<usize>, _>>()
         .map_err(|_| CliError::Invalid("dims do not fit this machine".into()))?;
-    crate::npy::decode(
-        ra.data_bytes(),
-        &shape,
-        &dt,
-        nd_order(ra.data_byte_order()),
-        false,
-    )
+    crate::npy::decode(ra.data_bytes(), &shape, &dt, ra.data_byte_order(), false)
 }
 
 /// The RawArray holding `a` (dims = reversed shape, data bytes unchanged).
 pub fn any_to_ra(a: &AnyArray) -> Result<RawArray> {
     let dt = a.datatype();
     let scalar = match &dt {
-        Datatype::Scalar(s) => AsdfScalar::from_name(s.name()),
+        Datatype::Scalar(s) => Some(*s),
         _ => None,
     }
     .ok_or_else(|| {
         CliError::Unsupported(format!("{dt} arrays have no RawArray equivalent here"))
     })?;
-    let order = if cfg!(target_endian = "big") {
-        rawarray::ByteOrder::Big
-    } else {
-        rawarray::ByteOrder::Little
-    };
+    let order = ByteOrder::NATIVE;
     let t = AsdfArrayType {
         datatype: AsdfDatatype::Scalar(scalar),
         byteorder: order,

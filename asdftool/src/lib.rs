@@ -24,8 +24,6 @@
 //! assert_eq!(asdftool::search::search(f.tree(), &q).unwrap(), ["/b/1"]);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod awk;
 pub mod convert;
 pub mod diff;
@@ -36,6 +34,7 @@ pub mod input;
 pub mod npy;
 pub mod progress;
 pub mod refs;
+pub mod report;
 pub mod rewrite;
 pub mod search;
 pub mod sniff;

@@ -68,8 +68,7 @@ enum Verb {
         /// The output file (may be the input: it is replaced atomically).
         #[arg(short, long)]
         output: PathBuf,
-        /// Compression of every array: none, zlib, bzp2, lz4, lz4f, zstd, blsc, xz.
-        #[arg(short = 'c', long, value_name = "LABEL")]
+        #[arg(short = 'c', long, value_name = "LABEL", help = compression_help("Compression of every array"))]
         compress: Option<String>,
         /// Compression level (codec-specific).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -116,8 +115,7 @@ enum Verb {
         /// From ASDF: the array to convert (default /data, or the only array).
         #[arg(long, value_name = "POINTER")]
         pointer: Option<String>,
-        /// Compression of ASDF output blocks: none, zlib, bzp2, lz4, lz4f, zstd, blsc, xz.
-        #[arg(short = 'c', long, value_name = "LABEL")]
+        #[arg(short = 'c', long, value_name = "LABEL", help = compression_help("Compression of ASDF output blocks"))]
         compress: Option<String>,
         /// Compression level (codec-specific).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -224,6 +222,14 @@ fn out(text: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::io(std::path::Path::new("<stdout>"), e)),
     }
+}
+
+/// `what: none, zlib, bzp2, ...`: the codecs listed from the registry, so a new codec shows up
+/// in the help without editing it.
+fn compression_help(what: &str) -> String {
+    let codecs = asdf::block::CodecRegistry::default();
+    let names: Vec<&str> = std::iter::once("none").chain(codecs.names()).collect();
+    format!("{what}: {}.", names.join(", "))
 }
 
 fn label(c: &Option<String>) -> Result<Option<asdf::block::Label>> {

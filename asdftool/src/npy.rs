@@ -6,9 +6,10 @@
 use std::borrow::Cow;
 
 use asdf::ndarray::{
-    AnyArray, ArrayWriter, BlockStore, ByteOrder, Datatype, NdArrayMeta, NdError, ScalarType,
-    StoreOptions,
+    AnyArray, ArrayWriter, BlockStore, ByteOrder, Datatype, NdArrayMeta, NdError, StoreOptions,
 };
+
+use array_core::{TypeStr, TypeStrElement, TypeStrError};
 
 use crate::error::{CliError, Result};
 
@@ -50,86 +51,40 @@ fn bad(what: impl Into<String>) -> CliError {
 /// assert!(descr_to_datatype("<M8[ns]").is_err());
 /// ```
 pub fn descr_to_datatype(descr: &str) -> Result<(Datatype, ByteOrder)> {
-    let mut chars = descr.chars();
-    let order = match chars.next() {
-        Some('<') => ByteOrder::Little,
-        Some('>') => ByteOrder::Big,
-        Some('|') | Some('=') => ByteOrder::NATIVE,
-        _ => return Err(bad(format!("unsupported descr {descr:?}"))),
-    };
-    let rest = &descr[1..];
-    let (code, size) = rest.split_at(
-        rest.find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len()),
-    );
-    let size: usize = size.parse().map_err(|_| {
-        CliError::Unsupported(format!(
+    let t = TypeStr::parse(descr).map_err(|e| match e {
+        TypeStrError::Malformed(_) => bad(format!("unsupported descr {descr:?}")),
+        TypeStrError::Unsupported(_) => CliError::Unsupported(format!(
             "the .npy datatype {descr:?} has no ASDF equivalent supported here"
-        ))
+        )),
     })?;
-    let scalar = |name: &str| {
-        ScalarType::from_name(name)
-            .map(Datatype::Scalar)
-            .ok_or_else(|| bad(format!("unsupported descr {descr:?}")))
+    let dt = match t.element {
+        TypeStrElement::Scalar(s) => Datatype::Scalar(s),
+        TypeStrElement::Bytes(n) => Datatype::Ascii(n),
+        TypeStrElement::Unicode(n) => Datatype::Ucs4(n),
     };
-    let dt = match (code, size) {
-        ("b", 1) => scalar("bool8")?,
-        ("i", 1 | 2 | 4 | 8) => scalar(&format!("int{}", size * 8))?,
-        ("u", 1 | 2 | 4 | 8) => scalar(&format!("uint{}", size * 8))?,
-        ("f", 2 | 4 | 8) => scalar(&format!("float{}", size * 8))?,
-        ("c", 8 | 16) => scalar(&format!("complex{}", size * 8))?,
-        ("S", n) => Datatype::Ascii(n),
-        ("U", n) => Datatype::Ucs4(n),
-        _ => {
-            return Err(CliError::Unsupported(format!(
-                "the .npy datatype {descr:?} has no ASDF equivalent supported here"
-            )))
-        }
-    };
-    Ok((dt, order))
+    Ok((dt, t.order_or_native()))
 }
 
 /// The numpy `descr` of an ASDF datatype stored in `order`.
 pub fn datatype_to_descr(dt: &Datatype, order: ByteOrder) -> Result<String> {
-    let o = if order == ByteOrder::Big { '>' } else { '<' };
-    Ok(match dt {
-        Datatype::Ascii(n) => format!("|S{n}"),
-        Datatype::Ucs4(n) => format!("{o}U{n}"),
+    let element = match dt {
+        Datatype::Ascii(n) => TypeStrElement::Bytes(*n),
+        Datatype::Ucs4(n) => TypeStrElement::Unicode(*n),
+        Datatype::Scalar(s) if s.numpy_code().is_some() => TypeStrElement::Scalar(*s),
         Datatype::Scalar(s) => {
-            let size = s.size();
-            let name = s.name();
-            let code = if name == "bool8" {
-                'b'
-            } else if name.starts_with("int") {
-                'i'
-            } else if name.starts_with("uint") {
-                'u'
-            } else if name.starts_with("float") {
-                'f'
-            } else if name.starts_with("complex") && name != "complex32" {
-                'c'
-            } else {
-                return Err(CliError::Unsupported(format!(
-                    "{name} has no .npy equivalent"
-                )));
-            };
-            if size > 8 && code != 'c' {
-                return Err(CliError::Unsupported(format!(
-                    "{name} has no .npy equivalent"
-                )));
-            }
-            if size == 1 {
-                format!("|{code}1")
-            } else {
-                format!("{o}{code}{size}")
-            }
+            return Err(CliError::Unsupported(format!("{s} has no .npy equivalent")))
         }
         Datatype::Record(_) => {
             return Err(CliError::Unsupported(
                 "record arrays cannot be written as .npy by this tool".into(),
             ))
         }
-    })
+    };
+    Ok(TypeStr {
+        order: Some(order),
+        element,
+    }
+    .to_string())
 }
 
 /// Parses the header of a `.npy` file held in `bytes`.

@@ -12,25 +12,7 @@ use crate::error::Result;
 use crate::input;
 use crate::sniff::{sniff_path, Format};
 
-/// What `verify` found.
-#[derive(Debug, Default)]
-pub struct Report {
-    /// Lines to print (failures, and details when verbose).
-    pub lines: Vec<String>,
-    /// Number of failures.
-    pub failures: usize,
-    /// Number of blocks checked.
-    pub blocks: usize,
-    /// Number of arrays materialized.
-    pub arrays: usize,
-}
-
-impl Report {
-    fn fail(&mut self, msg: String) {
-        self.failures += 1;
-        self.lines.push(format!("FAILED {msg}"));
-    }
-}
+pub use crate::report::Report;
 
 /// Verifies the file at `path` (any supported format).
 pub fn verify(path: &Path, verbose: bool) -> Result<Report> {

@@ -797,3 +797,45 @@ fn quiet_when_piped_and_thread_cap() {
         2,
     );
 }
+
+/// The README's first command runs on the sample file the repository ships; the sample must stay
+/// valid (checksums, schema) and every array in it readable and convertible.
+#[test]
+fn readme_sample_file_works_with_every_reading_verb() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/data/sample.asdf")
+        .to_string_lossy()
+        .into_owned();
+    let o = run(&["info", &sample]);
+    expect(&o, 0);
+    let text = stdout(&o);
+    for name in ["sci", "dq", "wavelength", "catalog", "float32", "zlib"] {
+        assert!(text.contains(name), "info lacks {name}:\n{text}");
+    }
+    expect(&run(&["verify", &sample]), 0);
+    expect(&run(&["validate", &sample]), 0);
+    let dir = TempDir::new("readme-sample");
+    let inline = dir.path().join("inline.asdf");
+    expect(
+        &run(&["to-yaml", &sample, "-o", inline.to_str().unwrap()]),
+        0,
+    );
+    let yaml = std::fs::read_to_string(&inline).unwrap();
+    assert!(
+        yaml.contains("F200W") && !yaml.contains("source:"),
+        "{yaml}"
+    );
+    let npy = dir.path().join("sci.npy");
+    let o = run(&[
+        "convert",
+        &sample,
+        npy.to_str().unwrap(),
+        "--pointer",
+        "/sci",
+    ]);
+    expect(&o, 0);
+    expect(
+        &run(&["diff", &sample, npy.to_str().unwrap(), "--pointer", "/sci"]),
+        0,
+    );
+}

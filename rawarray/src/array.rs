@@ -31,7 +31,7 @@ pub struct RawArray {
 impl RawArray {
     /// Reads a file from any reader (streaming; memory follows the bytes actually received).
     ///
-    /// Flag bit 1 has two meanings in the wild. With [`CompressedMeaning::Auto`]: for integer
+    /// Flag bit 1 has two meanings in the wild. With [`CompressedMeaning::Auto`](crate::CompressedMeaning::Auto): for integer
     /// and Bool data whose `size` equals the decoded size, the data is tried strictly both as an
     /// LZ4 block and as LEB128 varints and whichever decodes is used; for other data whose `size`
     /// equals the decoded size, an LZ4 block is tried and otherwise the data is taken as plain

@@ -5,11 +5,11 @@
 //! fastest), so converting reverses the dims and leaves every data byte where it is.
 //!
 //! ```
-//! use rawarray::asdf::{header_to_asdf, asdf_to_header, AsdfDatatype, AsdfScalar, BoolCode};
+//! use rawarray::asdf::{header_to_asdf, asdf_to_header, AsdfDatatype, ScalarType, BoolCode};
 //! use rawarray::{ByteOrder, ElementKind, Header};
 //! let h = Header::new(ElementKind::C64, &[3, 4]).unwrap();
 //! let m = header_to_asdf(&h, None).unwrap();
-//! assert_eq!(m.array.datatype, AsdfDatatype::Scalar(AsdfScalar::Complex64));
+//! assert_eq!(m.array.datatype, AsdfDatatype::Scalar(ScalarType::Complex64));
 //! assert_eq!(m.array.datatype.to_string(), "complex64");
 //! assert_eq!(m.array.shape, vec![4, 3]);
 //! assert_eq!(m.array.byteorder, ByteOrder::Little);
@@ -23,108 +23,15 @@ use crate::error::{Error, Result};
 use crate::header::{Header, FLAG_BIG_ENDIAN, FLAG_BITS};
 use crate::kind::{ByteOrder, ElementKind, ELTYPE_USER};
 
-/// The ASDF scalar datatypes (`core/ndarray` 1.1: ints, floats, complex, `bool8`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum AsdfScalar {
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    UInt8,
-    UInt16,
-    UInt32,
-    UInt64,
-    Float16,
-    Float32,
-    Float64,
-    Complex64,
-    Complex128,
-    Bool8,
-}
-
-impl AsdfScalar {
-    const ALL: [AsdfScalar; 14] = [
-        AsdfScalar::Int8,
-        AsdfScalar::Int16,
-        AsdfScalar::Int32,
-        AsdfScalar::Int64,
-        AsdfScalar::UInt8,
-        AsdfScalar::UInt16,
-        AsdfScalar::UInt32,
-        AsdfScalar::UInt64,
-        AsdfScalar::Float16,
-        AsdfScalar::Float32,
-        AsdfScalar::Float64,
-        AsdfScalar::Complex64,
-        AsdfScalar::Complex128,
-        AsdfScalar::Bool8,
-    ];
-
-    /// The ASDF name, e.g. `"float64"`.
-    pub fn name(self) -> &'static str {
-        use AsdfScalar::*;
-        match self {
-            Int8 => "int8",
-            Int16 => "int16",
-            Int32 => "int32",
-            Int64 => "int64",
-            UInt8 => "uint8",
-            UInt16 => "uint16",
-            UInt32 => "uint32",
-            UInt64 => "uint64",
-            Float16 => "float16",
-            Float32 => "float32",
-            Float64 => "float64",
-            Complex64 => "complex64",
-            Complex128 => "complex128",
-            Bool8 => "bool8",
-        }
-    }
-
-    /// Parses an ASDF scalar datatype name.
-    pub fn from_name(name: &str) -> Option<AsdfScalar> {
-        Self::ALL.iter().copied().find(|s| s.name() == name)
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> u64 {
-        self.kind().size()
-    }
-
-    /// The RawArray element kind with the same bytes (bool8 is [`ElementKind::Bool`]).
-    pub fn kind(self) -> ElementKind {
-        use AsdfScalar::*;
-        match self {
-            Int8 => ElementKind::I8,
-            Int16 => ElementKind::I16,
-            Int32 => ElementKind::I32,
-            Int64 => ElementKind::I64,
-            UInt8 => ElementKind::U8,
-            UInt16 => ElementKind::U16,
-            UInt32 => ElementKind::U32,
-            UInt64 => ElementKind::U64,
-            Float16 => ElementKind::F16,
-            Float32 => ElementKind::F32,
-            Float64 => ElementKind::F64,
-            Complex64 => ElementKind::C64,
-            Complex128 => ElementKind::C128,
-            Bool8 => ElementKind::Bool,
-        }
-    }
-
-    /// The ASDF scalar for a RawArray kind, if ASDF has one (it has no 128-bit integers,
-    /// bfloat16 or complex-of-float16).
-    pub fn from_kind(kind: ElementKind) -> Option<AsdfScalar> {
-        Self::ALL.iter().copied().find(|s| s.kind() == kind)
-    }
-}
+/// The workspace's scalar vocabulary (from `array-core`); ASDF files hold the standard ones
+/// ([`ScalarType::is_standard`]).
+pub use array_core::ScalarType;
 
 /// An ASDF `datatype`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum AsdfDatatype {
     /// A scalar, e.g. `float64`.
-    Scalar(AsdfScalar),
+    Scalar(ScalarType),
     /// `[ascii, n]`: fixed-length byte strings.
     Ascii(u64),
     /// `[ucs4, n]`: fixed-length UCS-4 strings (4 bytes per character).
@@ -153,7 +60,7 @@ impl AsdfDatatype {
             what: "the ASDF datatype size",
         };
         match self {
-            AsdfDatatype::Scalar(s) => Ok(s.size()),
+            AsdfDatatype::Scalar(s) => Ok(s.size() as u64),
             AsdfDatatype::Ascii(n) => Ok(*n),
             AsdfDatatype::Ucs4(n) => n.checked_mul(4).ok_or(overflow),
             AsdfDatatype::Record(fields) => fields.iter().try_fold(0u64, |acc, f| {
@@ -195,7 +102,7 @@ impl fmt::Display for AsdfDatatype {
                     }
                     write!(f, "datatype: {}", fl.datatype)?;
                     if let Some(b) = fl.byteorder {
-                        write!(f, ", byteorder: {}", byteorder_name(b))?;
+                        write!(f, ", byteorder: {}", b.name())?;
                     }
                     if !fl.shape.is_empty() {
                         write!(f, ", shape: {:?}", fl.shape)?;
@@ -205,23 +112,6 @@ impl fmt::Display for AsdfDatatype {
                 f.write_str("]")
             }
         }
-    }
-}
-
-/// The ASDF spelling of a byte order: `"little"` or `"big"`.
-pub fn byteorder_name(order: ByteOrder) -> &'static str {
-    match order {
-        ByteOrder::Little => "little",
-        ByteOrder::Big => "big",
-    }
-}
-
-/// Parses an ASDF byte order.
-pub fn byteorder_from_name(name: &str) -> Option<ByteOrder> {
-    match name {
-        "little" => Some(ByteOrder::Little),
-        "big" => Some(ByteOrder::Big),
-        _ => None,
     }
 }
 
@@ -292,7 +182,7 @@ pub fn kind_to_asdf(
             exact: true,
         });
     }
-    match AsdfScalar::from_kind(kind) {
+    match kind.scalar().filter(|s| s.is_standard()) {
         Some(s) => Ok(AsdfMapping {
             array: AsdfArrayType {
                 datatype: AsdfDatatype::Scalar(s),
@@ -305,7 +195,7 @@ pub fn kind_to_asdf(
             shape.push(kind.size());
             Ok(AsdfMapping {
                 array: AsdfArrayType {
-                    datatype: AsdfDatatype::Scalar(AsdfScalar::UInt8),
+                    datatype: AsdfDatatype::Scalar(ScalarType::UInt8),
                     byteorder: order,
                     shape,
                 },
@@ -330,7 +220,7 @@ pub enum BoolCode {
 pub fn asdf_to_header(t: &AsdfArrayType, bool_code: BoolCode) -> Result<Header> {
     let dims: Vec<u64> = t.shape.iter().rev().copied().collect();
     let kind = match &t.datatype {
-        AsdfDatatype::Scalar(s) => s.kind(),
+        AsdfDatatype::Scalar(s) => ElementKind::from_scalar(*s),
         other => {
             let size = other.size()?;
             if size == 0 {
@@ -400,18 +290,18 @@ mod tests {
         let h = Header::new(ElementKind::User(12), &[4, 2]).unwrap();
         let m = header_to_asdf(&h, None).unwrap();
         assert!(!m.exact);
-        assert_eq!(m.array.datatype, AsdfDatatype::Scalar(AsdfScalar::UInt8));
+        assert_eq!(m.array.datatype, AsdfDatatype::Scalar(ScalarType::UInt8));
         assert_eq!(m.array.shape, [2, 4, 12]);
         let rec = AsdfDatatype::Record(vec![
             AsdfField {
                 name: Some("id".into()),
-                datatype: AsdfDatatype::Scalar(AsdfScalar::Int32),
+                datatype: AsdfDatatype::Scalar(ScalarType::Int32),
                 byteorder: None,
                 shape: vec![],
             },
             AsdfField {
                 name: Some("xy".into()),
-                datatype: AsdfDatatype::Scalar(AsdfScalar::Float32),
+                datatype: AsdfDatatype::Scalar(ScalarType::Float32),
                 byteorder: Some(ByteOrder::Little),
                 shape: vec![2],
             },
@@ -451,17 +341,17 @@ mod tests {
         assert_eq!((h.eltype, h.elbyte, h.size), (0, 12, 84));
         // Bool to Python's eltype 0.
         let t = AsdfArrayType {
-            datatype: AsdfDatatype::Scalar(AsdfScalar::Bool8),
+            datatype: AsdfDatatype::Scalar(ScalarType::Bool8),
             byteorder: ByteOrder::Big,
             shape: vec![2, 3],
         };
         let h = asdf_to_header(&t, BoolCode::User).unwrap();
         assert_eq!((h.eltype, h.elbyte, h.dims.clone()), (0, 1, vec![3, 2]));
         assert_eq!(
-            AsdfScalar::from_name("complex64"),
-            Some(AsdfScalar::Complex64)
+            ScalarType::from_name("complex64"),
+            Some(ScalarType::Complex64)
         );
-        assert_eq!(AsdfScalar::from_name("int128"), None);
+        assert!(!ScalarType::from_name("int128").unwrap().is_standard());
         // A packed BitArray header describes its decoded bools.
         let bits = Header {
             flags: 6,
@@ -473,7 +363,7 @@ mod tests {
         let m = header_to_asdf(&bits, None).unwrap();
         assert_eq!(
             (m.array.datatype, m.array.shape),
-            (AsdfDatatype::Scalar(AsdfScalar::Bool8), vec![5, 3])
+            (AsdfDatatype::Scalar(ScalarType::Bool8), vec![5, 3])
         );
     }
 }

@@ -8,140 +8,31 @@ use num_complex::Complex;
 use crate::error::{Error, Result, ViewError};
 use crate::kind::{ByteOrder, ElementKind};
 
-/// Plain old data: types whose values are exactly their bytes.
-///
-/// Implemented for every numeric element type, for `Complex<f16 | f32 | f64>` and for arrays of
-/// `Pod` types. Implement it for your own `#[repr(C)]` record structs to read RawArray user-type
-/// (eltype 0) data with [`crate::RawArray::records`] or view it in place with
-/// [`crate::MappedRawArray::records`].
-///
-/// # Safety
-///
-/// The implementing type must be `#[repr(C)]` or `#[repr(transparent)]` (or a primitive) and:
-/// * have no padding bytes (its size equals the sum of its fields' sizes),
-/// * accept every bit pattern as a valid value (no `bool`, `char`, enums, references or pointers).
-///
-/// ```
-/// use rawarray::Pod;
-/// #[derive(Clone, Copy, Debug, PartialEq)]
-/// #[repr(C)]
-/// struct Sample {
-///     id: u32,
-///     gain: f32,
-///     t: f64,
-/// }
-/// // SAFETY: repr(C), 4 + 4 + 8 bytes with no padding, every bit pattern valid.
-/// unsafe impl Pod for Sample {}
-/// ```
-pub unsafe trait Pod: Copy + Send + Sync + 'static {}
-
-macro_rules! pod {
-    ($($t:ty),*) => {$(
-        // SAFETY: primitive numeric types and `repr(transparent)`/`repr(C)` wrappers of them have
-        // no padding and accept every bit pattern.
-        unsafe impl Pod for $t {}
-    )*};
-}
-pod!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64, f16, bf16);
-pod!(Complex<f16>, Complex<f32>, Complex<f64>);
-// SAFETY: an array of `Pod` has no padding between elements and every bit pattern is valid.
-unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
-
-/// The bytes of a slice of plain values.
-pub(crate) fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
-    // SAFETY: `T: Pod` has no padding, so every byte of the slice is initialised; the pointer is
-    // valid for `size_of_val(s)` bytes and `u8` has alignment 1. The lifetime is tied to `s`.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
-}
-
-/// The bytes of a mutable slice of plain values.
-pub(crate) fn bytes_of_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
-    // SAFETY: as in `bytes_of`; in addition every bit pattern is a valid `T`, so any bytes the
-    // caller writes leave valid values behind. The exclusive borrow is carried over.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
-}
+/// Plain old data (defined in `array-core`, the workspace's shared vocabulary): implement it
+/// for your own `#[repr(C)]` record structs to read RawArray user-type (eltype 0) data with
+/// [`crate::RawArray::records`] or view it in place with [`crate::MappedRawArray::records`].
+pub use array_core::Pod;
+pub(crate) use array_core::{bytes_of, bytes_of_mut, swap_bytes};
 
 /// Reinterprets bytes as a slice of `T` in place, if aligned and of a whole number of elements.
 pub(crate) fn cast_slice<T: Pod>(b: &[u8], offset: u64) -> Result<&[T], ViewError> {
-    let size = std::mem::size_of::<T>();
-    let align = std::mem::align_of::<T>();
-    if (b.as_ptr() as usize) % align != 0 {
-        return Err(ViewError::Misaligned { offset, align });
-    }
-    if size == 0 || b.len() % size != 0 {
-        return Err(ViewError::Encoded("a partial element"));
-    }
-    // SAFETY: the pointer is aligned for `T` (checked above), the length is a whole number of
-    // `T`s, `T: Pod` accepts every bit pattern, and the lifetime is tied to `b`.
-    Ok(unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<T>(), b.len() / size) })
+    array_core::cast_slice(b).map_err(|e| match e {
+        array_core::CastError::Misaligned { align } => ViewError::Misaligned { offset, align },
+        array_core::CastError::PartialElement { .. } => ViewError::Encoded("a partial element"),
+    })
 }
 
 /// A vector of `n` zero-valued `T`, allocated zeroed (lazily by the OS for large sizes).
 pub(crate) fn zeroed_vec<T: Pod>(n: usize) -> Result<Vec<T>> {
-    let size = std::mem::size_of::<T>();
-    if n == 0 || size == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| Error::SizeOverflow {
-        what: "the element buffer",
-    })?;
-    // SAFETY: the layout has a non-zero size (n > 0, size > 0).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
-    if ptr.is_null() {
-        return Err(Error::Io(std::io::Error::new(
+    array_core::zeroed_vec(n).map_err(|e| match e {
+        array_core::AllocError::Overflow { .. } => Error::SizeOverflow {
+            what: "the element buffer",
+        },
+        array_core::AllocError::OutOfMemory { .. } => Error::Io(std::io::Error::new(
             std::io::ErrorKind::OutOfMemory,
-            format!("cannot allocate {} bytes", layout.size()),
-        )));
-    }
-    advise_huge_pages(ptr.cast::<u8>(), layout.size());
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; n]`, so length
-    // and capacity `n` match it; all-zero bytes are a valid `T` because `T: Pod`.
-    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
-}
-
-/// Asks Linux to back a large, not yet touched buffer with transparent huge pages, as NumPy
-/// does for its arrays: filling 1 GiB then takes 512 page faults instead of 262144, which
-/// roughly halves the time of a read from the page cache. Purely advisory; failures are ignored.
-#[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    const PAGE: usize = 4096;
-    if len < 2 * HUGE {
-        return;
-    }
-    let start = (ptr as usize).div_ceil(PAGE) * PAGE;
-    let end = (ptr as usize + len) / PAGE * PAGE;
-    if end > start {
-        // SAFETY: `[start, end)` lies inside the allocation we own (rounded inwards to whole
-        // pages). MADV_HUGEPAGE only changes how the kernel backs the pages, never their
-        // contents or mapping, so no Rust invariant is affected.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(not(all(target_os = "linux", not(miri))))]
-fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
-
-/// Swaps the byte order of every `unit`-byte scalar in `buf` in place.
-pub(crate) fn swap_bytes(buf: &mut [u8], unit: usize) {
-    macro_rules! swap_as {
-        ($t:ty, $n:expr) => {
-            for c in buf.chunks_exact_mut($n) {
-                let mut a = [0u8; $n];
-                a.copy_from_slice(c);
-                c.copy_from_slice(&<$t>::from_ne_bytes(a).swap_bytes().to_ne_bytes());
-            }
-        };
-    }
-    match unit {
-        2 => swap_as!(u16, 2),
-        4 => swap_as!(u32, 4),
-        8 => swap_as!(u64, 8),
-        16 => swap_as!(u128, 16),
-        _ => {}
-    }
+            e.to_string(),
+        )),
+    })
 }
 
 /// Reads exactly `buf.len()` bytes, mapping a short read to [`Error::TruncatedData`].

@@ -155,3 +155,9 @@ pub enum ViewError {
 
 /// Shorthand for `Result<T, rawarray::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<array_core::AtomicError> for Error {
+    fn from(e: array_core::AtomicError) -> Error {
+        Error::Io(e.into())
+    }
+}

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use array_core::ScalarType;
+
 /// `eltype` code 0: user-defined records, carried as raw bytes.
 pub const ELTYPE_USER: u64 = 0;
 /// `eltype` code 1: signed integers.
@@ -147,6 +149,62 @@ impl ElementKind {
         )
     }
 
+    /// The workspace scalar type with the same bytes, `None` for bfloat16 and user records.
+    ///
+    /// ```
+    /// use rawarray::ElementKind;
+    /// use array_core::ScalarType;
+    /// assert_eq!(ElementKind::Bool.scalar(), Some(ScalarType::Bool8));
+    /// assert_eq!(ElementKind::BF16.scalar(), None);
+    /// ```
+    pub fn scalar(self) -> Option<ScalarType> {
+        use ElementKind::*;
+        Some(match self {
+            I8 => ScalarType::Int8,
+            I16 => ScalarType::Int16,
+            I32 => ScalarType::Int32,
+            I64 => ScalarType::Int64,
+            I128 => ScalarType::Int128,
+            U8 => ScalarType::UInt8,
+            U16 => ScalarType::UInt16,
+            U32 => ScalarType::UInt32,
+            U64 => ScalarType::UInt64,
+            U128 => ScalarType::UInt128,
+            F16 => ScalarType::Float16,
+            F32 => ScalarType::Float32,
+            F64 => ScalarType::Float64,
+            C32 => ScalarType::Complex32,
+            C64 => ScalarType::Complex64,
+            C128 => ScalarType::Complex128,
+            Bool => ScalarType::Bool8,
+            BF16 | User(_) => return None,
+        })
+    }
+
+    /// The RawArray kind of a workspace scalar type (every one has one).
+    pub fn from_scalar(t: ScalarType) -> ElementKind {
+        use ElementKind::*;
+        match t {
+            ScalarType::Int8 => I8,
+            ScalarType::Int16 => I16,
+            ScalarType::Int32 => I32,
+            ScalarType::Int64 => I64,
+            ScalarType::Int128 => I128,
+            ScalarType::UInt8 => U8,
+            ScalarType::UInt16 => U16,
+            ScalarType::UInt32 => U32,
+            ScalarType::UInt64 => U64,
+            ScalarType::UInt128 => U128,
+            ScalarType::Float16 => F16,
+            ScalarType::Float32 => F32,
+            ScalarType::Float64 => F64,
+            ScalarType::Complex32 => C32,
+            ScalarType::Complex64 => C64,
+            ScalarType::Complex128 => C128,
+            ScalarType::Bool8 => Bool,
+        }
+    }
+
     /// Whether the kind is a signed integer (zigzag-encoded under LEB128).
     pub fn is_signed_int(self) -> bool {
         use ElementKind::*;
@@ -182,26 +240,6 @@ impl fmt::Display for ElementKind {
     }
 }
 
-/// Byte order of the data segment (flag bit 0) or of the header fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ByteOrder {
-    /// Least significant byte first (every RawArray writer on today's hardware).
-    #[default]
-    Little,
-    /// Most significant byte first (flag bit 0).
-    Big,
-}
-
-impl ByteOrder {
-    /// The byte order of this machine.
-    pub const NATIVE: ByteOrder = if cfg!(target_endian = "big") {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-
-    /// Whether this is the machine's byte order.
-    pub fn is_native(self) -> bool {
-        self == Self::NATIVE
-    }
-}
+/// Byte order of the data segment (flag bit 0) or of the header fields (the workspace's one
+/// byte-order type, from `array-core`).
+pub use array_core::ByteOrder;

@@ -61,7 +61,6 @@
 //!
 //! * `ndarray` (default): `ArrayD` reads, `ArrayBase` writes, `ArrayView`s.
 //! * `mmap` (default): [`MappedRawArray`] over `memmap2`.
-#![warn(missing_docs)]
 
 mod array;
 pub mod asdf;

@@ -14,7 +14,7 @@ use crate::kind::{ByteOrder, ElementKind};
 /// What flag bit 1 ("compressed") means for a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompressedMeaning {
-    /// Tell the two meanings apart from the header and the data (see [`RawArray::from_reader`]).
+    /// Tell the two meanings apart from the header and the data (see [`RawArray::from_reader`](crate::RawArray::from_reader)).
     #[default]
     Auto,
     /// The C library's raw LZ4 block (`size` = compressed bytes).

@@ -287,53 +287,11 @@ impl RawArray {
 
 /// Replaces `path` without ever leaving it half-written: the content goes to a new temporary
 /// file in the same directory, which is flushed, `fsync`ed and then renamed over `path` (and the
-/// directory is synced on Unix). On error the temporary file is removed and `path` is untouched.
+/// directory is synced). On error the temporary file is removed and `path` is untouched. This is
+/// the workspace's one crash-safe writer, [`array_core::AtomicFile`].
 pub fn write_file_atomic<F>(path: &Path, write: F) -> Result<()>
 where
-    F: FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> Result<()>,
+    F: FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<()>,
 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::InvalidArgument(format!("{} is not a file path", path.display())))?;
-    let (tmp, file) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e.into()),
-        }
-    };
-    let result = (|| -> Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
-        write(&mut w)?;
-        w.flush()?;
-        drop(w);
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        #[cfg(unix)]
-        {
-            if let Ok(d) = std::fs::File::open(&dir) {
-                d.sync_all()?;
-            }
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    array_core::AtomicFile::write_with(path, write)
 }

@@ -11,7 +11,7 @@ use asdf::{AsdfFile, AsdfWriter, Storage, StoreOptions};
 use ndarray::{s, Array2, Array3};
 
 /// One line of the table.
-pub struct Row {
+pub(crate) struct Row {
     pub group: &'static str,
     pub case: String,
     pub result: Result<(), String>,
@@ -596,7 +596,7 @@ fn our_matrix(python: &Path, dir: &Path) -> Vec<Row> {
 }
 
 /// Runs everything; returns the rows.
-pub fn run(python: &Path, corpus: &Path, work: &Path) -> Vec<Row> {
+pub(crate) fn run(python: &Path, corpus: &Path, work: &Path) -> Vec<Row> {
     let _ = std::fs::remove_dir_all(work);
     if let Err(e) = std::fs::create_dir_all(work) {
         return vec![Row {
@@ -612,7 +612,7 @@ pub fn run(python: &Path, corpus: &Path, work: &Path) -> Vec<Row> {
 }
 
 /// The rows as a Markdown table, with a summary per group.
-pub fn table(rows: &[Row]) -> String {
+pub(crate) fn table(rows: &[Row]) -> String {
     let mut out = String::from("| group | case | result |\n|---|---|---|\n");
     for r in rows {
         let res = match &r.result {

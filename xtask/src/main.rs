@@ -3,7 +3,10 @@
 //! * `test [-- <cargo test args>]`: builds the interop virtualenv under `target/interop-venv` (the
 //!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
 //!   runs the whole workspace test suite with interop tests required (a missing peer fails), then
-//!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed).
+//!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed),
+//!   and fails on any `cargo fmt --check`, `cargo clippy --all-targets -D warnings` or rustdoc
+//!   warning (`lint`).
+//! * `lint`: only the formatting, clippy and rustdoc checks.
 //! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
 
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ fn main() -> ExitCode {
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("conformance") => conformance(),
         Some("bench") => bench(&args[1..]),
+        Some("lint") => lint(),
         Some("fuzz") => fuzz(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{}", usage());
@@ -41,6 +45,7 @@ fn usage() -> &'static str {
      \n\
      commands:\n  \
        test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
+       lint            cargo fmt --check, clippy --all-targets -D warnings, rustdoc -D warnings\n  \
        conformance     reference files, and files written by Python asdf / by us read by the other\n  \
        bench [ARGS]    benchmarks against the Python peers, asdf-rs and rawarray 0.1.4 -> BENCHMARKS.md\n  \
        fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets (nightly) for N seconds each\n  \
@@ -125,6 +130,8 @@ fn venv() -> Result<PathBuf, String> {
 }
 
 fn test(extra: &[String]) -> Result<(), String> {
+    // Formatting first: it takes a second and says at once what a reviewer would.
+    fmt_check()?;
     let python = venv()?;
     let extra: Vec<&String> = extra.iter().skip_while(|a| *a == "--").collect();
     run(Command::new(cargo())
@@ -149,7 +156,52 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
-    Ok(())
+    clippy_and_docs()
+}
+
+/// `cargo xtask lint`: formatting, clippy (every target, warnings denied) and rustdoc (warnings
+/// denied), for the workspace and the benchmark harness.
+fn lint() -> Result<(), String> {
+    fmt_check()?;
+    clippy_and_docs()
+}
+
+fn fmt_check() -> Result<(), String> {
+    run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["fmt", "--all", "--", "--check"]))?;
+    run(Command::new(cargo()).current_dir(workspace_root()).args([
+        "fmt",
+        "--manifest-path",
+        "benchmarks/Cargo.toml",
+        "--",
+        "--check",
+    ]))
+}
+
+fn clippy_and_docs() -> Result<(), String> {
+    let root = workspace_root();
+    run(Command::new(cargo()).current_dir(&root).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "clippy",
+        "--manifest-path",
+        "benchmarks/Cargo.toml",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(Command::new(cargo())
+        .current_dir(&root)
+        .args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))
 }
 
 /// `cargo xtask conformance`: prints the table, writes it to target/conformance/CONFORMANCE.md,

@@ -135,11 +135,7 @@ impl<'a> Eval<'a> {
                 }
                 // Deflate cannot expand more than 1032:1, so a larger declaration is a lie; refuse
                 // it before allocating.
-                if needed
-                    > (compressed.len() as u64)
-                        .saturating_mul(1032)
-                        .saturating_add(1024)
-                {
+                if needed > array_core::bounds::deflate_max_decoded(compressed.len() as u64) {
                     return Err(derr(format!(
                         "frombuffer declares {needed} bytes, impossible from {} zlib bytes",
                         compressed.len()
@@ -317,7 +313,7 @@ impl<'a> Eval<'a> {
                     });
                 }
                 // lz4 expands at most 255:1, so a larger declaration cannot be honest.
-                if declared > (input.len() as u64).saturating_mul(256) {
+                if declared > array_core::bounds::lz4_max_decoded(input.len() as u64) {
                     return Err(derr(format!(
                         "declared size {declared} is impossible for {} compressed bytes",
                         input.len()
@@ -330,7 +326,7 @@ impl<'a> Eval<'a> {
                 let cap = hint
                     .unwrap_or(0)
                     .min(max)
-                    .min((input.len() as u64).saturating_mul(1100))
+                    .min(array_core::bounds::deflate_max_decoded(input.len() as u64))
                     as usize;
                 let mut out = Vec::with_capacity(cap);
                 let res = if a.ctor == Ctor::Zlib {

@@ -11,7 +11,7 @@ use asdf_awkward::{
 use serde_json::json;
 
 /// Python helper turning `tolist()` output into JSON our `to_json` also produces.
-pub const CONV: &str = r#"
+pub(crate) const CONV: &str = r#"
 import json, math
 def conv(x):
     if isinstance(x, dict):
@@ -29,16 +29,16 @@ def conv(x):
     return x
 "#;
 
-pub fn leaf(b: Buffer) -> Arc<Layout> {
+pub(crate) fn leaf(b: Buffer) -> Arc<Layout> {
     Arc::new(Layout::Numpy(NumpyArray::from_vec(b)))
 }
 
 /// Arrays of every class, built directly with the Rust model.
-pub fn as_pairs(s: &[(String, Layout)]) -> Vec<(&str, &Layout)> {
+pub(crate) fn as_pairs(s: &[(String, Layout)]) -> Vec<(&str, &Layout)> {
     s.iter().map(|(n, l)| (n.as_str(), l)).collect()
 }
 
-pub fn rust_arrays() -> Vec<(String, Layout)> {
+pub(crate) fn rust_arrays() -> Vec<(String, Layout)> {
     let mut v: Vec<(&str, Layout)> = Vec::new();
     let f64s = |x: &[f64]| leaf(Buffer::F64(x.to_vec()));
     v.push((

@@ -11,7 +11,7 @@ use asdf_ndarray::{is_ndarray_tag, ArrayWriter, BlockStore, NdArrayMeta, NdError
 use asdf_yaml::Node;
 
 /// The tree of an ASDF file: everything up to the first line `...`.
-pub fn read_tree(path: &Path) -> Node {
+pub(crate) fn read_tree(path: &Path) -> Node {
     let bytes = std::fs::read(path).unwrap();
     let end = find_tree_end(&bytes).unwrap_or(bytes.len());
     asdf_yaml::parse_bytes(&bytes[..end]).unwrap()
@@ -30,13 +30,13 @@ fn find_tree_end(bytes: &[u8]) -> Option<usize> {
 }
 
 /// A file's blocks plus the external files its tree names, as a block store.
-pub struct FileStore {
+pub(crate) struct FileStore {
     pub main: Option<MappedBlocks>,
     pub externals: HashMap<String, MappedBlocks>,
 }
 
 impl FileStore {
-    pub fn open(path: &Path, tree: &Node) -> FileStore {
+    pub(crate) fn open(path: &Path, tree: &Node) -> FileStore {
         let main = MappedBlocks::open(path, 0, ReadOptions::default()).ok();
         let mut uris = Vec::new();
         collect_external(tree, &mut uris);
@@ -83,7 +83,7 @@ impl BlockStore for FileStore {
 
 /// Writes a complete ASDF file: header, tree, blocks of `w`, block index. External blocks go
 /// to their own files next to it. Returns the path.
-pub fn write_file(path: &Path, tree: &Node, w: &ArrayWriter, align: u32) -> PathBuf {
+pub(crate) fn write_file(path: &Path, tree: &Node, w: &ArrayWriter, align: u32) -> PathBuf {
     let bytes = file_bytes(tree, w, align);
     std::fs::write(path, bytes).unwrap();
     for (uri, block) in w.externals() {
@@ -100,7 +100,7 @@ pub fn write_file(path: &Path, tree: &Node, w: &ArrayWriter, align: u32) -> Path
     path.to_path_buf()
 }
 
-pub fn file_bytes(tree: &Node, w: &ArrayWriter, align: u32) -> Vec<u8> {
+pub(crate) fn file_bytes(tree: &Node, w: &ArrayWriter, align: u32) -> Vec<u8> {
     let mut text = asdf_yaml::emit_to_string(tree).unwrap();
     if !text.starts_with("#ASDF") {
         text = format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n{text}");
@@ -120,6 +120,6 @@ pub fn file_bytes(tree: &Node, w: &ArrayWriter, align: u32) -> Vec<u8> {
 }
 
 /// The root node of a tree.
-pub fn root(entries: Vec<(&str, Node)>) -> Node {
+pub(crate) fn root(entries: Vec<(&str, Node)>) -> Node {
     Node::mapping(entries).with_tag("tag:stsci.edu:asdf/core/asdf-1.1.0")
 }

@@ -109,7 +109,7 @@ fn number(n: &Num<'_>) -> serde_json::Number {
 }
 
 /// The tree as a `serde_json::Value` (tags dropped; used for error messages and `enum`).
-pub fn to_json(n: &Node) -> J {
+pub(super) fn to_json(n: &Node) -> J {
     to_json_depth(n, 0)
 }
 

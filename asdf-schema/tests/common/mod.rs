@@ -6,16 +6,16 @@ use std::path::Path;
 use asdf_schema::{SchemaStore, SchemaValidator, Violation};
 use asdf_yaml::Node;
 
-pub const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {name: x, version: '1'}\n";
+pub(crate) const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {name: x, version: '1'}\n";
 
 /// A custom schema using the ASDF keywords and a tag wildcard.
-pub const CUSTOM: &str = "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+pub(crate) const CUSTOM: &str = "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
 id: http://example.org/schemas/custom-1.0.0\ntype: object\nproperties:\n  a:\n    max_ndim: 1\n    datatype: float64\n  \
 b:\n    tag: 'tag:stsci.edu:asdf/core/software-1.*'\n  n:\n    ndim: 2\n  e:\n    datatype: int16\n    exact_datatype: true\n...\n";
 
 /// One case: a file body, whether the custom schema applies, and the expected schema-level
 /// violations `(pointer, rule)` (what Python asdf also reports) and built-in ones.
-pub struct Case {
+pub(crate) struct Case {
     pub name: &'static str,
     pub body: &'static str,
     pub custom: bool,
@@ -23,7 +23,7 @@ pub struct Case {
     pub builtin: &'static [(&'static str, &'static str)],
 }
 
-pub const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     Case { name: "ok", body: "a: !core/ndarray-1.1.0 {data: [1, 2], datatype: int64, shape: [2]}\n", custom: false, schema: &[], builtin: &[] },
     Case { name: "ok-custom", body: "a: !core/ndarray-1.1.0 {data: [1, 2], datatype: int32, shape: [2]}\nb: !core/software-1.0.0 {name: y, version: '2'}\nn: !core/ndarray-1.1.0 {data: [[1]], datatype: int8, shape: [1, 1]}\ne: !core/ndarray-1.1.0 {source: 0, datatype: int16, byteorder: big, shape: [3]}\n", custom: true, schema: &[], builtin: &[] },
     Case { name: "wrong-datatype", body: "a: !core/ndarray-1.1.0 {data: [1, 2], datatype: int33, shape: [2]}\n", custom: false, schema: &[("/a", "anyOf")], builtin: &[("/a/datatype", "datatype")] },
@@ -42,15 +42,15 @@ pub const CASES: &[Case] = &[
     Case { name: "bad-integer-sign", body: "i: !core/integer-1.1.0 {sign: '*', words: !core/ndarray-1.1.0 {data: [1], datatype: uint32, shape: [1]}}\n", custom: false, schema: &[("/i/sign", "pattern")], builtin: &[("/i/sign", "pattern")] },
 ];
 
-pub fn text(case: &Case) -> String {
+pub(crate) fn text(case: &Case) -> String {
     format!("{HEAD}{}...\n", case.body)
 }
 
-pub fn tree(case: &Case) -> Node {
+pub(crate) fn tree(case: &Case) -> Node {
     asdf_yaml::parse_str(&text(case)).unwrap()
 }
 
-pub fn pairs(v: &[Violation]) -> Vec<(String, String)> {
+pub(crate) fn pairs(v: &[Violation]) -> Vec<(String, String)> {
     let mut p: Vec<(String, String)> = v
         .iter()
         .map(|v| (v.pointer.clone(), v.rule.clone()))
@@ -60,7 +60,7 @@ pub fn pairs(v: &[Violation]) -> Vec<(String, String)> {
     p
 }
 
-pub fn expected(list: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(crate) fn expected(list: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut p: Vec<(String, String)> = list
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -70,7 +70,7 @@ pub fn expected(list: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 /// The asdf-standard schemas of the interop venv.
-pub fn venv_store(python: &Path) -> SchemaStore {
+pub(crate) fn venv_store(python: &Path) -> SchemaStore {
     let dirs = asdf_schema::python_resource_dirs(python).expect("the venv has asdf_standard");
     let mut store = SchemaStore::new();
     for d in dirs {
@@ -80,7 +80,7 @@ pub fn venv_store(python: &Path) -> SchemaStore {
 }
 
 /// Schema-level violations of a case: tag schemas, plus the custom schema when the case uses it.
-pub fn schema_violations(v: &SchemaValidator, case: &Case) -> Vec<Violation> {
+pub(crate) fn schema_violations(v: &SchemaValidator, case: &Case) -> Vec<Violation> {
     let t = tree(case);
     let mut out = v.validate_tags(&t).unwrap();
     if case.custom {

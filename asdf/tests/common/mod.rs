@@ -5,7 +5,7 @@ use asdf::yaml::Node;
 
 /// The root's entries without `asdf_library` and `history`, which the compliance procedure and
 /// every round trip leave out of comparisons.
-pub fn without_metadata(tree: &Node) -> Vec<(Node, Node)> {
+pub(crate) fn without_metadata(tree: &Node) -> Vec<(Node, Node)> {
     tree.as_map()
         .unwrap()
         .iter()

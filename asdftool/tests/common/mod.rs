@@ -4,16 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_asdftool"))
 }
 
 /// Runs `asdftool args...` and returns its output.
-pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+pub(crate) fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     run_env(args, &[])
 }
 
-pub fn run_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
+pub(crate) fn run_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(bin());
     c.args(args).stdin(Stdio::null());
     c.env_remove("VISUAL");
@@ -23,21 +23,21 @@ pub fn run_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> O
     c.output().expect("cannot run asdftool")
 }
 
-pub fn code(o: &Output) -> i32 {
+pub(crate) fn code(o: &Output) -> i32 {
     o.status.code().expect("asdftool was killed by a signal")
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Asserts the exit status, showing the output otherwise.
 #[track_caller]
-pub fn expect(o: &Output, status: i32) {
+pub(crate) fn expect(o: &Output, status: i32) {
     assert_eq!(
         code(o),
         status,
@@ -48,10 +48,10 @@ pub fn expect(o: &Output, status: i32) {
     );
 }
 
-pub fn reference(name: &str) -> PathBuf {
+pub(crate) fn reference(name: &str) -> PathBuf {
     asdf_testkit::corpus_file(&format!("asdf-standard/reference_files/1.6.0/{name}"))
 }
 
-pub fn p(path: &Path) -> &str {
+pub(crate) fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }

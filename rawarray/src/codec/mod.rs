@@ -9,9 +9,10 @@ pub mod leb128;
 pub const LZ4_MAX_INPUT_SIZE: u64 = 0x7E00_0000;
 
 /// The most an LZ4 block can expand: every 255 bytes of a literal-length or match-length run
-/// take one byte, so a block of `n` bytes decodes to fewer than `255 * n + 16` bytes. Used to
+/// take one byte, so a block of `n` bytes decodes to at most `255 * n + 64` bytes (the
+/// workspace's one bound, `array_core::bounds::lz4_max_decoded`). Used to
 /// reject a header whose decompressed size the compressed bytes cannot possibly produce before
 /// allocating for it.
 pub fn lz4_max_decoded_len(compressed: u64) -> u64 {
-    compressed.saturating_mul(255).saturating_add(16)
+    array_core::bounds::lz4_max_decoded(compressed)
 }

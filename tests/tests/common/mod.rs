@@ -35,7 +35,7 @@ fn shrank(size: usize) {
 }
 
 /// Counts the bytes every thread has live and its peak; forwards to the system allocator.
-pub struct Counting;
+pub(crate) struct Counting;
 
 // SAFETY: every call is forwarded unchanged to the system allocator; the counters only observe
 // sizes (thread locals are `const`-initialised `Cell`s without destructors, so touching them
@@ -72,13 +72,13 @@ static ALLOC: Counting = Counting;
 
 /// Most any single case may allocate. The corpus files are at most a few hundred KiB (their
 /// decoded arrays a few MiB), so anything near this is a header lie that was believed.
-pub const MEMORY_CEILING: usize = 64 << 20;
+pub(crate) const MEMORY_CEILING: usize = 64 << 20;
 /// Longest any single case may take (debug build, both cores busy).
-pub const TIME_CEILING: Duration = Duration::from_secs(1);
+pub(crate) const TIME_CEILING: Duration = Duration::from_secs(1);
 
 /// What a sweep saw.
 #[derive(Default, Debug)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub cases: usize,
     pub ok: usize,
     pub worst_time: Duration,
@@ -87,7 +87,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn new() -> Stats {
+    pub(crate) fn new() -> Stats {
         Stats {
             started: Some(Instant::now()),
             ..Stats::default()
@@ -96,7 +96,7 @@ impl Stats {
 
     /// Runs one case: `case` returns whether the input read fully (`true`) or was refused with
     /// an error (`false`); a panic fails the test with `what`. Checks time and memory.
-    pub fn run(&mut self, what: &dyn Fn() -> String, case: impl FnOnce() -> bool) {
+    pub(crate) fn run(&mut self, what: &dyn Fn() -> String, case: impl FnOnce() -> bool) {
         let base = CURRENT.with(Cell::get);
         PEAK.with(|p| p.set(base));
         let global_base = GLOBAL_CURRENT.load(Relaxed);
@@ -135,7 +135,7 @@ impl Stats {
         self.worst_memory = self.worst_memory.max(memory);
     }
 
-    pub fn report(&self, name: &str) {
+    pub(crate) fn report(&self, name: &str) {
         eprintln!(
             "{name}: {} cases ({} read fully), worst case {:?} and {} KiB, total {:?}",
             self.cases,
@@ -148,21 +148,21 @@ impl Stats {
 }
 
 /// A xorshift generator: the sweep is deterministic.
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
 
 /// Every corpus file with extension `ext`, sorted, with its path relative to the corpus.
-pub fn corpus_files(ext: &str) -> Vec<(String, PathBuf)> {
+pub(crate) fn corpus_files(ext: &str) -> Vec<(String, PathBuf)> {
     fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();
@@ -184,7 +184,7 @@ pub fn corpus_files(ext: &str) -> Vec<(String, PathBuf)> {
 
 /// Truncation points: every one for files up to `every` bytes, else `every` evenly spread ones
 /// plus every point in `dense` (the byte ranges where headers live).
-pub fn cuts(len: usize, every: usize, dense: &[std::ops::Range<usize>]) -> Vec<usize> {
+pub(crate) fn cuts(len: usize, every: usize, dense: &[std::ops::Range<usize>]) -> Vec<usize> {
     let step = len.div_ceil(every).max(1);
     let mut v: Vec<usize> = (0..len).step_by(step).collect();
     for r in dense {
@@ -197,7 +197,7 @@ pub fn cuts(len: usize, every: usize, dense: &[std::ops::Range<usize>]) -> Vec<u
 
 /// Byte ranges of the decimal integers in `text` (tree or schema text): the "header fields" of
 /// the text formats (shape, offset, strides, source, lengths, ...).
-pub fn integer_tokens(text: &[u8]) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn integer_tokens(text: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < text.len() {
@@ -220,7 +220,7 @@ pub fn integer_tokens(text: &[u8]) -> Vec<std::ops::Range<usize>> {
 }
 
 /// `text` with `range` replaced by `value`.
-pub fn replace(text: &[u8], range: std::ops::Range<usize>, value: &str) -> Vec<u8> {
+pub(crate) fn replace(text: &[u8], range: std::ops::Range<usize>, value: &str) -> Vec<u8> {
     let mut v = Vec::with_capacity(text.len() + value.len());
     v.extend_from_slice(&text[..range.start]);
     v.extend_from_slice(value.as_bytes());
@@ -229,13 +229,13 @@ pub fn replace(text: &[u8], range: std::ops::Range<usize>, value: &str) -> Vec<u
 }
 
 /// Values a header field is set to: 0, the maximum of its width, and random ones (one small).
-pub fn field_values(rng: &mut Rng, max: u64) -> [u64; 4] {
+pub(crate) fn field_values(rng: &mut Rng, max: u64) -> [u64; 4] {
     let mask = max;
     [0, max, rng.next() & mask, (rng.next() % 100_000) & mask]
 }
 
 /// The text values an integer in a tree or schema is set to.
-pub fn text_values(rng: &mut Rng) -> [String; 5] {
+pub(crate) fn text_values(rng: &mut Rng) -> [String; 5] {
     [
         "0".into(),
         u64::MAX.to_string(),

@@ -3,7 +3,7 @@
 
 use std::sync::Once;
 
-use crate::codec::{Codec, CodecError, EncodeOptions};
+use super::api::{Codec, CodecError, CodecExtension, EncodeOptions};
 use crate::label::Label;
 
 use blosc2_sys as ffi;
@@ -74,6 +74,12 @@ impl Blosc2 {
 }
 
 impl Codec for Blosc2 {
+    fn extension(&self) -> Option<CodecExtension> {
+        Some(CodecExtension {
+            uri: "asdf://asdf-format.org/compression/extensions/bls2-1.0.0",
+            class: "asdf_compression.bls2.extensions.Blosc2Extension",
+        })
+    }
     fn label(&self) -> Label {
         Label(*b"bls2")
     }

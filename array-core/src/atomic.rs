@@ -1,0 +1,338 @@
+//! The one crash-safe file writer: write a temporary file beside the target, flush it, sync it
+//! to disk, rename it over the target and sync the directory.
+
+use std::collections::hash_map::RandomState;
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A step of an atomic write failed; `path` is the file involved.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {}: {source}", path.display())]
+pub struct AtomicError {
+    /// What was being done (`"creating"`, `"syncing"`, `"renaming into place"`, ...).
+    pub action: &'static str,
+    /// The file it was done to.
+    pub path: PathBuf,
+    /// The operating system's error.
+    #[source]
+    pub source: io::Error,
+}
+
+impl From<AtomicError> for io::Error {
+    fn from(e: AtomicError) -> io::Error {
+        io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+/// A file being written crash-safely: its bytes go to a new temporary file in the target's
+/// directory (created exclusively under an unguessable name, so a planted file or symlink is
+/// never written through), and only [`AtomicFile::commit`] puts it in place. If the writer is
+/// dropped without committing, or the process dies at any point, the target keeps its old
+/// content (or stays absent); the temporary file is removed whenever the process survives.
+///
+/// When the target is a symbolic link, the file it points to is replaced and the link kept. The
+/// new file gets the old file's permissions.
+///
+/// ```
+/// use std::io::Write;
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("out.bin");
+/// let mut f = array_core::AtomicFile::create(&path).unwrap();
+/// f.write_all(b"new").unwrap();
+/// assert!(!path.exists()); // nothing visible before the commit
+/// f.commit().unwrap();
+/// assert_eq!(std::fs::read(&path).unwrap(), b"new");
+/// ```
+#[derive(Debug)]
+pub struct AtomicFile {
+    // Dropped in this order: the file is closed before the guard removes it.
+    writer: BufWriter<File>,
+    guard: TempGuard,
+    target: PathBuf,
+}
+
+/// Removes the temporary file when dropped, unless disarmed by a successful rename.
+#[derive(Debug)]
+struct TempGuard {
+    tmp: PathBuf,
+    armed: bool,
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl AtomicFile {
+    /// Starts writing `path`; a symlink at `path` keeps pointing at the file it names, which is
+    /// the one replaced (what a user who saves to a linked path expects).
+    pub fn create(path: impl AsRef<Path>) -> Result<AtomicFile, AtomicError> {
+        Self::create_at(resolve_link(path.as_ref()))
+    }
+
+    /// Starts writing `path`, replacing whatever entry is there, a symlink included: for paths
+    /// derived from untrusted names (archive members, blob names), where following a planted
+    /// link would write outside the intended directory.
+    pub fn create_replacing(path: impl AsRef<Path>) -> Result<AtomicFile, AtomicError> {
+        Self::create_at(path.as_ref().to_path_buf())
+    }
+
+    fn create_at(target: PathBuf) -> Result<AtomicFile, AtomicError> {
+        let (tmp, file) = create_temp(&target)?;
+        if let Ok(old) = std::fs::symlink_metadata(&target).and_then(|m| {
+            if m.file_type().is_symlink() {
+                Err(io::ErrorKind::Other.into())
+            } else {
+                Ok(m)
+            }
+        }) {
+            let _ = file.set_permissions(old.permissions());
+        }
+        Ok(AtomicFile {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            guard: TempGuard { tmp, armed: true },
+            target,
+        })
+    }
+
+    /// Runs `write` on a new atomic file for `path` and commits it if `write` succeeds.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("a.txt");
+    /// std::fs::write(&path, "old").unwrap();
+    /// let r: Result<(), std::io::Error> = array_core::AtomicFile::write_with(&path, |w| {
+    ///     w.write_all(b"half")?;
+    ///     Err(std::io::Error::other("failed midway"))
+    /// });
+    /// assert!(r.is_err());
+    /// assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    /// ```
+    pub fn write_with<T, E: From<AtomicError>>(
+        path: impl AsRef<Path>,
+        write: impl FnOnce(&mut BufWriter<File>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut f = AtomicFile::create(path)?;
+        let out = write(f.writer_mut())?;
+        f.commit()?;
+        Ok(out)
+    }
+
+    /// Whether `file_name` is the name of a temporary file that process `pid` created with
+    /// [`AtomicFile`] (`.<name>.<pid>.<16 hex digits>.tmp`): what a signal handler removes when
+    /// the process is interrupted mid-write.
+    ///
+    /// ```
+    /// use array_core::AtomicFile;
+    /// assert!(AtomicFile::is_temp_of(".data.asdf.4242.00ff00ff00ff00ff.tmp", 4242));
+    /// assert!(!AtomicFile::is_temp_of(".data.asdf.4243.00ff00ff00ff00ff.tmp", 4242));
+    /// assert!(!AtomicFile::is_temp_of("data.asdf", 4242));
+    /// ```
+    pub fn is_temp_of(file_name: &str, pid: u32) -> bool {
+        let Some(inner) = file_name
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            return false;
+        };
+        let mut parts = inner.rsplitn(3, '.');
+        let (Some(random), Some(p), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        !name.is_empty()
+            && random.len() == 16
+            && random.bytes().all(|b| b.is_ascii_hexdigit())
+            && p == pid.to_string()
+    }
+
+    /// The file that will be replaced (a symlink's target, resolved).
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// The temporary file being written.
+    pub fn temp_path(&self) -> &Path {
+        &self.guard.tmp
+    }
+
+    /// The buffered writer of the temporary file.
+    pub fn writer_mut(&mut self) -> &mut BufWriter<File> {
+        &mut self.writer
+    }
+
+    /// Flushes, syncs, and renames the temporary file over the target (then syncs the
+    /// directory). Returns the new file, open for writing (appending streams continue there).
+    pub fn commit(self) -> Result<File, AtomicError> {
+        let AtomicFile {
+            writer,
+            mut guard,
+            target,
+        } = self;
+        let err = |action, path: &Path, source| AtomicError {
+            action,
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = writer
+            .into_inner()
+            .map_err(|e| err("flushing", &guard.tmp, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| err("syncing to disk", &guard.tmp, e))?;
+        std::fs::rename(&guard.tmp, &target)
+            .map_err(|e| err("renaming the new file into place as", &target, e))?;
+        guard.armed = false;
+        // Make the rename itself durable; not every platform can sync a directory.
+        if let Ok(d) = File::open(parent_dir(&target)) {
+            let _ = d.sync_all();
+        }
+        Ok(file)
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+/// The path that should receive the new bytes: a symlink's final target, so the link survives.
+fn resolve_link(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Creates `.<name>.<pid>.<n>-<random>.tmp` beside `target` with `O_EXCL`, retrying on a
+/// collision, so an existing file or planted symlink under that name is never opened.
+fn create_temp(target: &Path) -> Result<(PathBuf, File), AtomicError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = target.file_name().ok_or_else(|| AtomicError {
+        action: "choosing a temporary name for",
+        path: target.to_path_buf(),
+        source: io::ErrorKind::InvalidInput.into(),
+    })?;
+    let dir = parent_dir(target);
+    let mut last = io::ErrorKind::AlreadyExists.into();
+    for _ in 0..16 {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".{}.{:016x}.tmp", std::process::id(), h.finish()));
+        let tmp = dir.join(tmp_name);
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
+            Err(e) => {
+                return Err(AtomicError {
+                    action: "creating a temporary file for",
+                    path: target.to_path_buf(),
+                    source: e,
+                })
+            }
+        }
+    }
+    Err(AtomicError {
+        action: "creating a temporary file for",
+        path: target.to_path_buf(),
+        source: last,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn drop_without_commit_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "old").unwrap();
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write_all(b"new").unwrap();
+        assert!(f.temp_path().exists());
+        let name = f
+            .temp_path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(AtomicFile::is_temp_of(&name, std::process::id()), "{name}");
+        drop(f);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_keep_pointing_where_they_did() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"new").unwrap();
+        let file = f.commit().unwrap();
+        drop(file);
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        assert!(leftovers(dir.path()).is_empty());
+        // Replacing mode puts a regular file where the link was and leaves its target alone.
+        let mut f = AtomicFile::create_replacing(&link).unwrap();
+        f.write_all(b"other").unwrap();
+        f.commit().unwrap();
+        assert!(!std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "other");
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing-dir").join("f");
+        let e = AtomicFile::create(&path).unwrap_err();
+        assert!(e.to_string().contains("missing-dir"), "{e}");
+        let r: Result<(), AtomicError> = AtomicFile::write_with(&path, |_| Ok(()));
+        assert!(r.is_err());
+    }
+}

@@ -1,0 +1,80 @@
+//! Decoding helpers the stream codecs share.
+
+use std::io::{self, Read};
+
+use super::api::CodecError;
+
+/// Reads exactly `dst.len()` bytes from `r` and requires the stream to end there.
+pub(super) fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(), CodecError> {
+    let mut filled = 0;
+    while filled < dst.len() {
+        match r.read(&mut dst[filled..]) {
+            Ok(0) => {
+                return Err(CodecError::new(format!(
+                    "data ends after {filled} decoded bytes, {} expected",
+                    dst.len()
+                )))
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    ensure_end(r, dst.len())
+}
+
+pub(super) fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
+    let mut probe = [0u8; 1];
+    loop {
+        match r.read(&mut probe) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {
+                return Err(CodecError::new(format!(
+                    "data decodes to more than the {expected} bytes the header declares"
+                )))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads the whole stream, growing the output only as data arrives, and requires exactly
+/// `expected` bytes. `src_len` sizes the first allocation.
+pub(super) fn read_growing<R: Read>(
+    r: R,
+    expected: usize,
+    src_len: usize,
+) -> Result<Vec<u8>, CodecError> {
+    let first = expected.min(src_len.saturating_mul(4).max(1 << 16));
+    let mut out = Vec::with_capacity(first);
+    crate::alloc::advise_huge_pages(&out);
+    let limit = (expected as u64).saturating_add(1);
+    r.take(limit).read_to_end(&mut out)?;
+    if out.len() != expected {
+        return Err(CodecError::new(if out.len() > expected {
+            format!("data decodes to more than the {expected} bytes the header declares")
+        } else {
+            format!(
+                "data ends after {} decoded bytes, {expected} expected",
+                out.len()
+            )
+        }));
+    }
+    Ok(out)
+}
+
+pub(super) fn level_u32(
+    level: Option<i32>,
+    default: u32,
+    max: u32,
+    codec: &str,
+) -> Result<u32, CodecError> {
+    match level {
+        None => Ok(default),
+        Some(l) if l >= 0 && l as u32 <= max => Ok(l as u32),
+        Some(l) => Err(CodecError::new(format!(
+            "{codec} level {l} is outside 0..={max}"
+        ))),
+    }
+}

@@ -1,0 +1,44 @@
+//! Compression codecs by label, and the registry that maps labels to them.
+//!
+//! | label | codec | backend | written like |
+//! |---|---|---|---|
+//! | `zlib` | one zlib (RFC 1950) stream | `flate2` on `zlib-rs` | Python `zlib.compress` |
+//! | `bzp2` | one bzip2 stream | `bzip2` (pure Rust `libbz2-rs-sys`) | Python `bz2.compress` |
+//! | `lz4\0` | Python asdf's chunk framing: per 4 MiB chunk a big-endian u32 length, a little-endian u32 size, a raw LZ4 block; LZ4 *frames* (older ASDF.jl) are detected and read too | `lz4_flex` | Python asdf |
+//! | `lz4f` | one LZ4 frame | `lz4_flex` | asdf-compression |
+//! | `zstd` | one Zstandard frame | `zstd` (vendored libzstd) | asdf-compression |
+//! | `blsc` | one Blosc1 buffer | vendored c-blosc 1.21.6 (`blosc-src`) | asdf-compression |
+//! | `xz\0\0` | one xz stream | `liblzma` (vendored xz 5.8) | ASDF.jl |
+//!
+//! Decoding never allocates more than the data actually produces for codecs whose expansion
+//! ratio has no useful bound (bzip2, zstd, xz, LZ4 frames), and checks the declared size against
+//! the codec's maximum ratio for the others (zlib ≤ 1032:1, raw LZ4 ≤ 255:1) before allocating.
+
+//!
+//! Each codec is one file of this folder implementing [`Codec`]; [`CodecRegistry::default`]
+//! (`registry.rs`) lists them. Adding a codec is that file plus one line there.
+
+mod api;
+mod blosc;
+#[cfg(feature = "bls2")]
+mod blosc2;
+mod bzip2;
+mod io;
+mod lz4;
+mod lz4f;
+mod registry;
+mod xz;
+mod zlib;
+mod zstd;
+
+pub use api::{Codec, CodecError, CodecExtension, EncodeOptions};
+pub use blosc::{Blosc, BLOSC_MAX_BUFFERSIZE};
+#[cfg(feature = "bls2")]
+pub use blosc2::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
+pub use bzip2::Bzip2;
+pub use lz4::{Lz4Chunked, LZ4_CHUNK_SIZE};
+pub use lz4f::Lz4Frame;
+pub use registry::CodecRegistry;
+pub use xz::Xz;
+pub use zlib::Zlib;
+pub use zstd::Zstd;

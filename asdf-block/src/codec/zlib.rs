@@ -1,0 +1,44 @@
+//! `zlib`: one zlib (RFC 1950) stream.
+
+use std::io::Write;
+
+use super::api::{Codec, CodecError, EncodeOptions};
+use super::io::{level_u32, read_exact_then_end};
+use crate::label::Label;
+
+/// `zlib`: one zlib stream (what Python's `zlib.compress` writes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Zlib;
+
+impl Codec for Zlib {
+    fn label(&self) -> Label {
+        Label(*b"zlib")
+    }
+    fn name(&self) -> &str {
+        "zlib"
+    }
+    fn decode_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+        read_exact_then_end(flate2::bufread::ZlibDecoder::new(src), dst)
+    }
+    fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+        let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
+        if expected > bound {
+            return Err(CodecError::new(format!(
+                "{} bytes of zlib data cannot decode to the {expected} bytes declared",
+                src.len()
+            )));
+        }
+        let mut out = crate::alloc::zeroed(expected);
+        self.decode_into(src, &mut out)?;
+        Ok(out)
+    }
+    fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
+        let level = level_u32(opts.level, 6, 9, "zlib")?;
+        let mut enc = flate2::write::ZlibEncoder::new(
+            Vec::with_capacity(src.len() / 2 + 64),
+            flate2::Compression::new(level),
+        );
+        enc.write_all(src)?;
+        Ok(enc.finish()?)
+    }
+}
