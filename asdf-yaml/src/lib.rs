@@ -39,6 +39,6 @@ pub use error::{Error, Location, Result};
 pub use node::{Mapping, Node, Value};
 pub use parse::{
     parse_bytes, parse_document, parse_document_bytes, parse_str, Document, Limits, ParseOptions,
-    Warning,
+    Warning, MAX_TAG_BYTES, MAX_TAG_TOTAL_BYTES,
 };
-pub use reference::{reference_target, resolve_references, NoExternal, RefResolver};
+pub use reference::{join_uri, reference_target, resolve_references, NoExternal, RefResolver};

@@ -203,8 +203,37 @@ pub fn from_json(json_path: &Path, out: &Path, name: &str) -> Result<()> {
     write(out, name, &layout)
 }
 
-/// Writes one array to a new `.awkd` file.
+/// `name` as a safe array name for a new archive: the members of an `.awkd` file are named
+/// after its arrays, so a name read from another file (`../../tmp/evil.json`, `/etc/x`) must not
+/// become a path that leaves the archive's root when extracted. Its normal path components are
+/// kept, joined with `_` (control characters and `\` become `_` too); `data` if none remain.
+///
+/// ```
+/// use asdftool::awk::safe_name;
+/// assert_eq!(safe_name("events"), "events");
+/// assert_eq!(safe_name("../../tmp/evil.json"), "tmp_evil.json");
+/// assert_eq!(safe_name("/etc/x\\..\\y"), "etc_x_y");
+/// assert_eq!(safe_name(".."), "data");
+/// ```
+pub fn safe_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_control() || c == '\\' { '/' } else { c })
+        .collect();
+    let parts: Vec<&str> = cleaned
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .collect();
+    if parts.is_empty() {
+        "data".into()
+    } else {
+        parts.join("_")
+    }
+}
+
+/// Writes one array to a new `.awkd` file (named [`safe_name`]`(name)`).
 pub fn write(out: &Path, name: &str, layout: &Layout) -> Result<()> {
+    let name = &safe_name(name);
     save_awkd(
         out,
         &[(name, layout)],

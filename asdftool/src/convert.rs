@@ -86,7 +86,15 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         (Input::Awkd, Format::Awkd) => {
             let (name, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             crate::awk::write(output, &name, &l)?;
-            Ok(format!("wrote {}", output.display()))
+            let safe = crate::awk::safe_name(&name);
+            Ok(if safe == name {
+                format!("wrote {}", output.display())
+            } else {
+                format!(
+                    "wrote {} (array {name:?} renamed {safe:?}: array names become member paths)",
+                    output.display()
+                )
+            })
         }
         (Input::Awkd, Format::Asdf) => {
             // Rectangular numbers become a plain ndarray at /data; any other layout (jagged,
