@@ -38,6 +38,7 @@ pub mod progress;
 pub mod refs;
 pub mod rewrite;
 pub mod search;
+pub mod signals;
 pub mod sniff;
 pub mod tree;
 pub mod verify;

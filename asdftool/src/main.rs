@@ -293,6 +293,25 @@ fn open_options(cli: &Cli) -> asdf::OpenOptions {
 /// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
 fn run(cli: Cli) -> Result<bool> {
     asdftool::input::set_open_options(open_options(&cli));
+    // Before any thread starts: interrupted writers remove their temporary files.
+    let output = match &cli.command {
+        Verb::ToYaml { output, .. }
+        | Verb::Defragment { output, .. }
+        | Verb::Explode { output, .. }
+        | Verb::Implode { output, .. }
+        | Verb::Convert { output, .. }
+        | Verb::Awkward {
+            verb: AwkVerb::FromJson { output, .. },
+        } => Some(output),
+        _ => None,
+    };
+    #[cfg(unix)]
+    if let Some(out) = output {
+        asdftool::signals::remove_temp_files_on_signal(vec![asdftool::signals::dir_of(out)])
+            .map_err(|e| CliError::io(out, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = output;
     use asdftool::rewrite::{rewrite, Mode};
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {
