@@ -13,7 +13,8 @@ use crate::input::check_readable;
 
 fn open(path: &Path) -> Result<AwkdFile> {
     check_readable(path)?;
-    AwkdFile::open(path).map_err(|e| CliError::invalid(path, e))
+    AwkdFile::open_with(path, crate::input::awkward_options())
+        .map_err(|e| CliError::invalid(path, e))
 }
 
 /// `info` of an `.awkd` file: its arrays, their classes and lengths.
@@ -171,7 +172,7 @@ fn asdf_to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
         }
     });
     let pointer = choose(path, requested, &found, "awkward arrays")?;
-    let l = asdf_awkward::from_asdf(&f, &pointer, &asdf_awkward::ReadOptions::default())
+    let l = asdf_awkward::from_asdf(&f, &pointer, &crate::input::awkward_options())
         .map_err(|e| CliError::invalid(path, e))?;
     l.to_json().map_err(|e| CliError::invalid(path, e))
 }

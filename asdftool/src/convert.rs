@@ -54,7 +54,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         {
             // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
             let p = opts.pointer.as_deref().unwrap_or_default();
-            let l = asdf_awkward::from_asdf(&f, p, &asdf_awkward::ReadOptions::default())
+            let l = asdf_awkward::from_asdf(&f, p, &crate::input::awkward_options())
                 .map_err(|e| CliError::invalid(input_path, e))?;
             crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
             Ok(format!("wrote {} from {p}", output.display()))

@@ -46,21 +46,32 @@ impl Trust {
     }
 }
 
-static OPTIONS: std::sync::OnceLock<asdf::OpenOptions> = std::sync::OnceLock::new();
+static OPTIONS: std::sync::OnceLock<(Trust, asdf::OpenOptions)> = std::sync::OnceLock::new();
 
-/// Sets the options every verb opens ASDF files with (once, by the `asdftool` binary, from
-/// `--trusted`/`--untrusted` and the verb). Returns `false` if they were already set.
-pub fn set_open_options(options: asdf::OpenOptions) -> bool {
-    OPTIONS.set(options).is_ok()
+/// Sets the trust of every verb and the options ASDF files are opened with (once, by the
+/// `asdftool` binary, from `--trusted`/`--untrusted` and the verb). Returns `false` if they
+/// were already set.
+pub fn set_open_options(trust: Trust, options: asdf::OpenOptions) -> bool {
+    OPTIONS.set((trust, options)).is_ok()
 }
 
 /// The options every verb opens ASDF files with: those set by [`set_open_options`], else
-/// [`Trust::Data`].
+/// [`Trust::Data`]'s.
 pub fn open_options() -> asdf::OpenOptions {
     OPTIONS
         .get()
-        .cloned()
+        .map(|(_, o)| o.clone())
         .unwrap_or_else(|| Trust::Data.options())
+}
+
+/// The options every verb reads awkward arrays with (`.awkd` files and awkward arrays in ASDF
+/// files): [`asdf_awkward::ReadOptions::untrusted`] under [`Trust::Untrusted`], else the
+/// defaults.
+pub fn awkward_options() -> asdf_awkward::ReadOptions {
+    match OPTIONS.get() {
+        Some((Trust::Untrusted, _)) => asdf_awkward::ReadOptions::untrusted(),
+        _ => asdf_awkward::ReadOptions::default(),
+    }
 }
 
 /// Opens an ASDF file (memory-mapped) with [`open_options`].

@@ -248,9 +248,10 @@ fn label(c: &Option<String>) -> Result<Option<asdf::block::Label>> {
     c.as_deref().map(asdftool::rewrite::parse_label).transpose()
 }
 
-/// The open options of this command line: the verb's default trust unless a flag says otherwise,
-/// and an observer naming every external file read on stderr (once each) unless `--quiet`.
-fn open_options(cli: &Cli) -> asdf::OpenOptions {
+/// The trust and open options of this command line: the verb's default trust unless a flag says
+/// otherwise, and an observer naming every external file read on stderr (once each) unless
+/// `--quiet`.
+fn open_options(cli: &Cli) -> (asdftool::input::Trust, asdf::OpenOptions) {
     use asdftool::input::Trust;
     let inspects = matches!(
         cli.command,
@@ -287,12 +288,13 @@ fn open_options(cli: &Cli) -> asdf::OpenOptions {
             }
         }));
     }
-    options
+    (trust, options)
 }
 
 /// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
 fn run(cli: Cli) -> Result<bool> {
-    asdftool::input::set_open_options(open_options(&cli));
+    let (trust, options) = open_options(&cli);
+    asdftool::input::set_open_options(trust, options);
     // Before any thread starts: interrupted writers remove their temporary files.
     let output = match &cli.command {
         Verb::ToYaml { output, .. }

@@ -225,3 +225,36 @@ fn help_documents_the_trust_flags() {
     let o = run(&["--trusted", "--untrusted", "tags"]);
     expect(&o, 2);
 }
+
+#[test]
+fn inspecting_verbs_are_untrusted_by_default_and_writers_are_not() {
+    // 200 aliases of a 1 000-item list: 200 000 nodes, over untrusted()'s 100 000 and under
+    // the default 1 000 000.
+    let tmp = TempDir::new("cli-trust");
+    let items = vec!["1"; 1000].join(", ");
+    let aliases = vec!["*a"; 200].join(", ");
+    asdf_text(
+        &tmp.join("many.asdf"),
+        &format!("base: &a [{items}]\nuses: [{aliases}]"),
+    );
+    let untrusted = ["info", "verify", "search", "diff"];
+    for verb in untrusted {
+        let mut args = vec![verb, "many.asdf"];
+        if verb == "diff" {
+            args.push("many.asdf");
+        }
+        let o = run_limited(tmp.path(), &args);
+        expect(&o, 1);
+        assert!(stderr(&o).contains("100000"), "{verb}: {}", stderr(&o));
+        args.insert(0, "--trusted");
+        let o = run_limited(tmp.path(), &args);
+        assert_ne!(code(&o), 1, "--trusted {verb}: {}", stderr(&o));
+    }
+    let o = run_limited(tmp.path(), &["to-yaml", "many.asdf", "-o", "out.asdf"]);
+    expect(&o, 0);
+    let o = run_limited(
+        tmp.path(),
+        &["--untrusted", "to-yaml", "many.asdf", "-o", "out.asdf"],
+    );
+    expect(&o, 1);
+}
