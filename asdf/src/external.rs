@@ -11,7 +11,7 @@
 //! and [`open_external`] opens the result as an ASDF file.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{AsdfError, Result};
@@ -113,21 +113,11 @@ fn path_part(uri: &str) -> std::result::Result<PathBuf, String> {
     Ok(PathBuf::from(text))
 }
 
-/// `path` made absolute against the working directory at the time of the call, `..` and `.`
-/// removed lexically (a later change of directory does not change what it names).
+/// `path` made absolute against the working directory at the time of the call (a later change
+/// of directory does not change what it names). `..` is kept: after a symbolic link it does not
+/// mean what removing a path component would.
 pub(crate) fn absolute(path: &Path) -> PathBuf {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Where the external file `uri` is, when found in the file at `referrer`, if `policy` lets a

@@ -38,6 +38,9 @@ impl RefResolver for LocalFiles {
         // `base` is an identity this method returned: an absolute path.
         let referrer = base.map(Path::new).unwrap_or(root);
         let path = asdf::locate(uri, referrer, root, self.options.external_files)?;
+        // One identity per file, however it is spelled (`./`, `..`, links): documents are
+        // cached and cycles found by it.
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
         path.to_str()
             .map(str::to_string)
             .ok_or_else(|| format!("{}: the path is not UTF-8", path.display()).into())
