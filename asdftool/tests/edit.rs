@@ -102,21 +102,7 @@ fn editing_through_a_link_keeps_the_link() {
 fn changes_beyond_one_page_are_rewritten_atomically() {
     let t = TempDir::new("edit-pages");
     let f = t.join("big.asdf");
-    let mut w = asdf::AsdfWriter::new();
-    let node = w
-        .add(
-            &ndarray::Array1::<u8>::zeros(16),
-            &asdf::StoreOptions::default(),
-        )
-        .unwrap();
-    let filler = "y".repeat(6000);
-    let tree = asdf::yaml::Node::mapping([
-        ("first", asdf::yaml::Node::from("aaaa")),
-        ("filler", asdf::yaml::Node::from(filler.as_str())),
-        ("last", asdf::yaml::Node::from("zzzz")),
-        ("data", node),
-    ]);
-    w.write_path(&f, tree, &Default::default()).unwrap();
+    two_far_fields(&f, "aaaa", "zzzz");
     // Same length, but the two changes are 6 000 bytes apart: not one page.
     let o = edit_with(&f, t.path(), "sed -i -e s/aaaa/bbbb/ -e s/zzzz/wwww/");
     expect(&o, 0);
@@ -135,4 +121,82 @@ fn changes_beyond_one_page_are_rewritten_atomically() {
         .filter(|n| n.to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Writes a file with `first` and `last` 6 000 bytes apart in the tree, and a block.
+fn two_far_fields(f: &std::path::Path, first: &str, last: &str) {
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(
+            &ndarray::Array1::<u8>::zeros(16),
+            &asdf::StoreOptions::default(),
+        )
+        .unwrap();
+    let filler = "y".repeat(6000);
+    let tree = asdf::yaml::Node::mapping([
+        ("first", asdf::yaml::Node::from(first)),
+        ("filler", asdf::yaml::Node::from(filler.as_str())),
+        ("last", asdf::yaml::Node::from(last)),
+        ("data", node),
+    ]);
+    w.write_path(f, tree, &Default::default()).unwrap();
+}
+
+#[test]
+fn an_edit_killed_at_any_point_leaves_the_old_or_the_new_tree() {
+    let t = TempDir::new("edit-kill");
+    let f = t.join("k.asdf");
+    let marker = t.join("edited");
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    for round in 0..24 {
+        two_far_fields(&f, "aaaa", "zzzz");
+        let _ = std::fs::remove_file(&marker);
+        // Even rounds change one field (in place), odd rounds both (atomic rewrite).
+        let sed = if round % 2 == 0 {
+            "-e s/zzzz/wwww/".to_string()
+        } else {
+            "-e s/aaaa/bbbb/ -e s/zzzz/wwww/".to_string()
+        };
+        let editor = format!("sh -c 'sed -i {sed} \"$1\"; touch {}' sh", p(&marker));
+        let mut child = std::process::Command::new(bin())
+            .args(["edit", p(&f)])
+            .env("EDITOR", &editor)
+            .env("TMPDIR", p(t.path()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while !marker.exists() && start.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(std::time::Duration::from_micros(seed % 3000));
+        let _ = child.kill();
+        let _ = child.wait();
+        let file = asdf::AsdfFile::open(&f).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let first = file
+            .pointer("/first")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string();
+        let last = file.pointer("/last").unwrap().as_str().unwrap().to_string();
+        let state = (first.as_str(), last.as_str());
+        let new = if round % 2 == 0 {
+            ("aaaa", "wwww")
+        } else {
+            ("bbbb", "wwww")
+        };
+        assert!(
+            state == ("aaaa", "zzzz") || state == new,
+            "round {round}: a mix of old and new trees: {state:?}"
+        );
+        assert_eq!(
+            file.array::<u8>("/data").unwrap().len(),
+            16,
+            "round {round}"
+        );
+    }
 }
