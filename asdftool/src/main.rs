@@ -13,8 +13,8 @@ use clap::{Parser, Subcommand};
 /// Exit status: 0 success, 1 the answer is "no" (files differ, nothing found, verification
 /// failed) or an input is invalid, 2 usage or I/O error.
 ///
-/// Trust: the verbs that only inspect a file (info, verify, diff, search, validate, awkward
-/// to-json) treat it as untrusted by default: results near 1 GiB, all blocks of a file near 4 GiB,
+/// Trust: the verbs that only inspect a file (info, verify, diff, search, awkward to-json) treat
+/// it as untrusted by default: results near 1 GiB, all blocks of a file near 4 GiB,
 /// YAML aliases ≤ 100 000 nodes, scalars ≤ 64 MiB, external files (exploded arrays, $ref targets)
 /// only in the file's directory or below. The verbs that write a new file (to-yaml, defragment,
 /// explode, implode, convert, edit) use the data-sized limits (blocks ≤ 16 GiB, a file ≤ 64 GiB)
@@ -259,7 +259,6 @@ fn open_options(cli: &Cli) -> (asdftool::input::Trust, asdf::OpenOptions) {
             | Verb::Verify { .. }
             | Verb::Diff { .. }
             | Verb::Search { .. }
-            | Verb::Validate { .. }
             | Verb::Awkward {
                 verb: AwkVerb::ToJson { .. }
             }
@@ -498,6 +497,7 @@ fn run(cli: Cli) -> Result<bool> {
                     ..Default::default()
                 }
             };
+            asdftool::input::check_readable(file)?;
             let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
                 asdf_schema::SchemaError::Io { .. } => {
                     CliError::Usage(format!("{}: {e}", file.display()))

@@ -199,6 +199,8 @@ fn special_files_are_refused_without_blocking() {
         (&["verify", "pipe.asdf"], "FIFO"),
         (&["diff", "pipe.asdf", "pipe.asdf"], "FIFO"),
         (&["convert", "pipe.asdf", "o.npy"], "FIFO"),
+        (&["validate", "pipe.asdf"], "FIFO"),
+        (&["awkward", "to-json", "pipe.asdf"], "FIFO"),
         (&["info", "adir.asdf"], "directory"),
         (&["info", "/dev/zero"], "device"),
         (&["verify", "arr.asdf"], "FIFO"),
