@@ -77,20 +77,43 @@ pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
 
 /// The first block of an external (exploded) ASDF file named by `uri` in the file at `base`,
 /// opened with `options` (those of the file naming it, whose policy on external files applies
-/// with `base`'s directory as the allowed one).
+/// with `base`'s directory as the allowed one). `opened` holds the distinct files opened so far,
+/// against `options.max_external_files`.
 pub(crate) fn external_block(
     base: Option<&std::path::Path>,
     uri: &str,
     options: &crate::OpenOptions,
+    opened: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
 ) -> Result<Vec<u8>> {
-    let base = base.ok_or_else(|| AsdfError::External {
+    let err = |reason: String| AsdfError::External {
         uri: uri.to_string(),
-        reason: "the file was not opened from a path, so relative URIs have no base".into(),
+        reason,
+    };
+    let base = base.ok_or_else(|| {
+        err("the file was not opened from a path, so relative URIs have no base".into())
     })?;
-    let file = crate::external::open_external(uri, base, base, options)?;
-    let data = file.block_data(0).map_err(|e| AsdfError::External {
-        uri: uri.to_string(),
-        reason: format!("its block 0: {}", crate::external::content_free(&e)),
+    let path = crate::external::locate(uri, base, base, options.external_files)?;
+    {
+        let mut set = opened
+            .lock()
+            .map_err(|_| err("a thread reading external files panicked".into()))?;
+        if !set.contains(&path) {
+            if set.len() >= options.max_external_files {
+                return Err(err(format!(
+                    "the file names more than {} external files \
+                     (OpenOptions::max_external_files)",
+                    options.max_external_files
+                )));
+            }
+            set.insert(path.clone());
+        }
+    }
+    let file = crate::external::open_located(uri, &path, options)?;
+    let data = file.block_data(0).map_err(|e| {
+        err(format!(
+            "its block 0: {}",
+            crate::external::content_free(&e)
+        ))
     })?;
     Ok(data.into_owned())
 }
@@ -120,9 +143,14 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         if uri.is_empty() || uri.starts_with('#') {
             return self.block(0);
         }
-        external_block(self.absolute_path(), uri, &self.options)
-            .map(Cow::Owned)
-            .map_err(|e| NdError::Usage(e.to_string()))
+        external_block(
+            self.absolute_path(),
+            uri,
+            &self.options,
+            &self.externals_opened,
+        )
+        .map(Cow::Owned)
+        .map_err(|e| NdError::Usage(e.to_string()))
     }
 }
 

@@ -45,6 +45,11 @@ pub struct OpenOptions {
     pub external_files: ExternalFiles,
     /// Told the path of each external file before it is opened (none by default).
     pub external_observer: Option<ExternalObserver>,
+    /// The most distinct external files one open file may make the reader open (each counted
+    /// once, however many arrays it holds): 100 000 by default, 10 000 in
+    /// [`OpenOptions::untrusted`]. A tree naming thousands of external files is refused past
+    /// the limit instead of mapping and parsing every one of them.
+    pub max_external_files: usize,
 }
 
 impl Default for OpenOptions {
@@ -59,6 +64,7 @@ impl Default for OpenOptions {
             max_total_decoded_bytes: 64 << 30,
             external_files: ExternalFiles::Any,
             external_observer: None,
+            max_external_files: 100_000,
         }
     }
 }
@@ -79,7 +85,8 @@ impl OpenOptions {
     ///   (overlapping strides, chunk gaps, broadcast masks) ≤ 1 GiB;
     /// * `max_total_decoded_bytes`: 4 GiB for all the blocks of the file;
     /// * `external_files`: [`ExternalFiles::SameDirAndBelow`]: external arrays and references
-    ///   only in the file's directory or below it (links resolved).
+    ///   only in the file's directory or below it (links resolved);
+    /// * `max_external_files`: 10 000 distinct external files.
     ///
     /// ```
     /// use asdf::{AsdfFile, AsdfWriter, OpenOptions, StoreOptions};
@@ -96,6 +103,7 @@ impl OpenOptions {
             arrays: asdf_ndarray::ReadLimits::untrusted(),
             max_total_decoded_bytes: 4 << 30,
             external_files: ExternalFiles::SameDirAndBelow,
+            max_external_files: 10_000,
             ..OpenOptions::default()
         }
     }
@@ -223,6 +231,8 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     /// `path` made absolute when the file was opened: what relative external URIs are resolved
     /// against, whatever the working directory is later.
     absolute_path: Option<PathBuf>,
+    /// The distinct external files opened so far, against `OpenOptions::max_external_files`.
+    pub(crate) externals_opened: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
     /// Arrays added since opening, written by the next save.
     pub(crate) pending: asdf_ndarray::ArrayWriter,
     /// Limits for reading arrays.
@@ -306,6 +316,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             warnings,
             path: None,
             absolute_path: None,
+            externals_opened: Default::default(),
             pending: asdf_ndarray::ArrayWriter::new(),
             array_limits: options.arrays,
             decoded,

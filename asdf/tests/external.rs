@@ -212,3 +212,44 @@ fn only_regular_files_are_opened_and_never_block() {
     let e = AsdfFile::open(&fifo).unwrap_err().to_string();
     assert!(e.contains("FIFO") && e.contains("pipe.asdf"), "{e}");
 }
+
+#[test]
+fn the_number_of_external_files_is_bounded() {
+    let l = layout();
+    for i in 0..5 {
+        one_block(&l.dir.join(format!("e{i}.asdf")), &[i; 4]);
+    }
+    let arrays: String = (0..5)
+        .chain([0, 1])
+        .enumerate()
+        .map(|(k, i)| {
+            format!(
+                "a{k}: !core/ndarray-1.1.0 {{source: e{i}.asdf, datatype: uint8, \
+                 byteorder: little, shape: [4]}}\n"
+            )
+        })
+        .collect();
+    let main = l.dir.join("many.asdf");
+    std::fs::write(
+        &main,
+        format!("#ASDF 1.0.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{arrays}...\n"),
+    )
+    .unwrap();
+    let options = OpenOptions {
+        max_external_files: 3,
+        ..Default::default()
+    };
+    let f = AsdfFile::open_with(&main, &options).unwrap();
+    for k in 0..3 {
+        assert_eq!(f.array::<u8>(&format!("/a{k}")).unwrap()[0], k as u8);
+    }
+    let e = f.array::<u8>("/a3").unwrap_err().to_string();
+    assert!(
+        e.contains("more than 3 external files") && e.contains("max_external_files"),
+        "{e}"
+    );
+    // Files already opened are read again without counting twice.
+    assert_eq!(f.array::<u8>("/a5").unwrap()[0], 0);
+    assert_eq!(f.array::<u8>("/a6").unwrap()[0], 1);
+    assert_eq!(OpenOptions::untrusted().max_external_files, 10_000);
+}

@@ -17,6 +17,8 @@ pub struct LocalFiles {
     /// The file whose tree is resolved, made absolute.
     root: Option<PathBuf>,
     options: OpenOptions,
+    /// Files loaded so far (each once), against `OpenOptions::max_external_files`.
+    loaded: usize,
 }
 
 impl LocalFiles {
@@ -25,6 +27,7 @@ impl LocalFiles {
         LocalFiles {
             root: path.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
             options: options.clone(),
+            loaded: 0,
         }
     }
 }
@@ -47,6 +50,15 @@ impl RefResolver for LocalFiles {
     }
 
     fn load(&mut self, uri: &str, _base: Option<&str>) -> std::result::Result<Node, BoxError> {
+        // The resolver loads each identity once.
+        self.loaded += 1;
+        if self.loaded > self.options.max_external_files {
+            return Err(format!(
+                "the references name more than {} files (OpenOptions::max_external_files)",
+                self.options.max_external_files
+            )
+            .into());
+        }
         let f = asdf::open_located(uri, Path::new(uri), &self.options)?;
         Ok(f.tree().clone())
     }
