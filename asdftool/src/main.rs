@@ -290,11 +290,9 @@ fn open_options(cli: &Cli) -> (asdftool::input::Trust, asdf::OpenOptions) {
     (trust, options)
 }
 
-/// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
-fn run(cli: Cli) -> Result<bool> {
-    let (trust, options) = open_options(&cli);
-    asdftool::input::set_open_options(trust, options);
-    // Before any thread starts: interrupted writers remove their temporary files.
+/// For the verbs that write files: SIGINT/SIGTERM/SIGHUP remove the temporary files next to the
+/// output before exiting. Called before any thread starts.
+fn clean_up_on_signals(cli: &Cli) -> Result<()> {
     let output = match &cli.command {
         Verb::ToYaml { output, .. }
         | Verb::Defragment { output, .. }
@@ -303,16 +301,22 @@ fn run(cli: Cli) -> Result<bool> {
         | Verb::Convert { output, .. }
         | Verb::Awkward {
             verb: AwkVerb::FromJson { output, .. },
-        } => Some(output),
-        _ => None,
+        } => output,
+        _ => return Ok(()),
     };
     #[cfg(unix)]
-    if let Some(out) = output {
-        asdftool::signals::remove_temp_files_on_signal(vec![asdftool::signals::dir_of(out)])
-            .map_err(|e| CliError::io(out, e))?;
-    }
+    asdftool::signals::remove_temp_files_on_signal(vec![asdftool::signals::dir_of(output)])
+        .map_err(|e| CliError::io(output, e))?;
     #[cfg(not(unix))]
     let _ = output;
+    Ok(())
+}
+
+/// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
+fn run(cli: Cli) -> Result<bool> {
+    let (trust, options) = open_options(&cli);
+    asdftool::input::set_open_options(trust, options);
+    clean_up_on_signals(&cli)?;
     use asdftool::rewrite::{rewrite, Mode};
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {
