@@ -235,7 +235,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
         let mut kind = if ft.is_dir() {
             "a directory"
         } else {
-            "not a regular file"
+            "a special file"
         };
         #[cfg(unix)]
         {
