@@ -163,6 +163,8 @@ fn verbs(file: &str, scratch: &Path) -> Vec<Vec<String>> {
         vec!["implode".into(), f.clone(), "-o".into(), o("i.asdf")],
         vec!["convert".into(), f.clone(), o("c.asdf")],
         vec!["convert".into(), f.clone(), o("c.npy")],
+        // `run_limited` sets EDITOR=true: the tree is parsed and handed over unchanged.
+        vec!["edit".into(), f.clone()],
         vec!["--trusted".into(), "verify".into(), f.clone()],
         vec!["--untrusted".into(), "convert".into(), f, o("u.asdf")],
     ]
