@@ -1,31 +1,53 @@
 //! Removing this process's temporary files when it is interrupted.
 //!
-//! Every writer of the workspace writes a temporary file next to its output
-//! (`.<name>.<pid>.<n>.tmp`) and renames it into place; killed by SIGINT or SIGTERM half-way, a
+//! Every writer of the workspace writes a temporary file next to its output (named after the
+//! process id: see [`is_temp_of`]) and renames it into place; killed by SIGINT or SIGTERM half-way, a
 //! process would leave that file (hundreds of MB for a large `defragment`) behind. The verbs
 //! that write files call [`remove_temp_files_on_signal`] before starting any thread.
 
 use std::path::{Path, PathBuf};
 
-/// Whether `name` is a temporary file of the process `pid` (`.<name>.<pid>.<n>.tmp`).
+/// Whether `name` is a temporary file of the process `pid`, in any of the workspace writers'
+/// naming conventions: `asdf` (`.<name>.<pid>.<n>.tmp`), `rawarray` (`.<name>.tmp-<pid>-<n>`)
+/// and `asdf-awkward` (`.tmp-awkward-<pid>-<n>-<name>`).
 ///
 /// ```
 /// use asdftool::signals::is_temp_of;
 /// assert!(is_temp_of(".data.asdf.4242.0.tmp", 4242));
+/// assert!(is_temp_of(".data.ra.tmp-4242-3", 4242));
+/// assert!(is_temp_of(".tmp-awkward-4242-7-data.awkd", 4242));
 /// assert!(!is_temp_of(".data.asdf.4243.0.tmp", 4242));
+/// assert!(!is_temp_of(".data.ra.tmp-42420-3", 4242));
 /// assert!(!is_temp_of("data.asdf", 4242));
 /// ```
 pub fn is_temp_of(name: &str, pid: u32) -> bool {
-    let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let pid = pid.to_string();
+    let Some(inner) = name.strip_prefix('.') else {
         return false;
     };
-    let mut parts = inner.rsplitn(3, '.');
-    let counter = parts.next().unwrap_or("");
-    let p = parts.next().unwrap_or("");
-    parts.next().is_some_and(|n| !n.is_empty())
-        && !counter.is_empty()
-        && counter.bytes().all(|b| b.is_ascii_digit())
-        && p == pid.to_string()
+    // asdf-awkward: `.tmp-awkward-<pid>-<n>-<name>`.
+    if let Some(rest) = inner.strip_prefix("tmp-awkward-") {
+        let mut parts = rest.splitn(3, '-');
+        return parts.next() == Some(pid.as_str())
+            && parts.next().is_some_and(digits)
+            && parts.next().is_some_and(|n| !n.is_empty());
+    }
+    // asdf: `.<name>.<pid>.<n>.tmp`.
+    if let Some(inner) = inner.strip_suffix(".tmp") {
+        let mut parts = inner.rsplitn(3, '.');
+        let counter = parts.next().unwrap_or("");
+        let p = parts.next().unwrap_or("");
+        return digits(counter) && p == pid && parts.next().is_some_and(|n| !n.is_empty());
+    }
+    // rawarray: `.<name>.tmp-<pid>-<n>`.
+    if let Some((stem, tail)) = inner.rsplit_once(".tmp-") {
+        return !stem.is_empty()
+            && tail
+                .split_once('-')
+                .is_some_and(|(p, n)| p == pid && digits(n));
+    }
+    false
 }
 
 /// Removes the temporary files of this process from `dirs`.
