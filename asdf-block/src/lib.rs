@@ -58,6 +58,8 @@ pub use index::{encode_index, parse_index, INDEX_HEADER};
 pub use label::Label;
 pub use layout::{find_first_block, scan_blocks, BlockInfo, BlockLayout};
 pub use options::{ChecksumPolicy, Limits, ReadOptions, WriteOptions};
-pub use reader::{map_file, md5, BlockReader, ChecksumStatus, MappedBlocks, SeekBlockReader};
+pub use reader::{
+    map_file, md5, open_regular, BlockReader, ChecksumStatus, MappedBlocks, SeekBlockReader,
+};
 pub use source::{SeekSource, Source};
 pub use writer::{encode_block, encode_blocks, BlockWriter, EncodedBlock, StreamedBlock};

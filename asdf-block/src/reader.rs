@@ -212,9 +212,67 @@ pub struct BlockReader<B> {
 /// A [`BlockReader`] over a memory-mapped file.
 pub type MappedBlocks = BlockReader<memmap2::Mmap>;
 
-/// Memory-maps the file at `path` read-only. Errors name the file.
+/// Opens the file at `path` for reading if it is a regular file (symbolic links followed).
+///
+/// A FIFO, a device, a socket or a directory is refused with an `InvalidInput` error naming
+/// its kind, without blocking and without side effects: the type is checked before opening,
+/// and again on the open handle (opened non-blocking, so a FIFO swapped in between cannot block
+/// either). Every reader of a file named by untrusted data (external arrays, `$ref` targets)
+/// opens it through here.
+///
+/// ```
+/// let dir = std::env::temp_dir();
+/// let e = asdf_block::open_regular(&dir).unwrap_err();
+/// assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+/// assert!(e.to_string().contains("directory"), "{e}");
+/// ```
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    fn check(md: &std::fs::Metadata) -> std::io::Result<()> {
+        if md.is_file() {
+            return Ok(());
+        }
+        let ft = md.file_type();
+        let mut kind = if ft.is_dir() {
+            "a directory"
+        } else {
+            "a special file"
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if ft.is_fifo() {
+                kind = "a FIFO (named pipe)";
+            } else if ft.is_socket() {
+                kind = "a socket";
+            } else if ft.is_char_device() || ft.is_block_device() {
+                kind = "a device";
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{kind}, not a regular file: only regular files are read as data"),
+        ))
+    }
+    check(&std::fs::metadata(path)?)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking, so that opening a FIFO swapped in after the check cannot block; it
+        // changes nothing for the regular file the handle is checked to be.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    check(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// Memory-maps the file at `path` read-only (a regular file: see [`open_regular`]). Errors name
+/// the file.
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
-    let file = File::open(path).map_err(|e| BlockError::io("opening the file", e).in_file(path))?;
+    let file =
+        open_regular(path).map_err(|e| BlockError::io("opening the file", e).in_file(path))?;
     // SAFETY: the map is read-only and private to its reader. Like every memory-mapped reader
     // (numpy.memmap included), it relies on no other process truncating or rewriting the file
     // while it is open; this workspace's writers never modify a file in place but write a new

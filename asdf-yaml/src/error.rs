@@ -76,6 +76,30 @@ pub enum Error {
         /// Where the scalar starts.
         location: Location,
     },
+    /// An integer scalar has more digits than
+    /// [`MAX_INT_DIGITS`](crate::resolve::MAX_INT_DIGITS) (Python's limit for `int()` of a
+    /// string: PyYAML cannot read it either).
+    #[error("integer of {digits} digits at {location} exceeds the limit of {limit} digits")]
+    IntegerTooLong {
+        /// Its number of digits.
+        digits: usize,
+        /// The limit.
+        limit: usize,
+        /// Where the scalar starts.
+        location: Location,
+    },
+    /// A tag is longer than [`MAX_TAG_BYTES`](crate::MAX_TAG_BYTES), or the distinct
+    /// tags of the document together exceed
+    /// [`MAX_TAG_TOTAL_BYTES`](crate::MAX_TAG_TOTAL_BYTES).
+    #[error("tag of {len} bytes at {location}: tags are limited to {} bytes each and {} bytes in all (the distinct tags so far take {total})", crate::MAX_TAG_BYTES, crate::MAX_TAG_TOTAL_BYTES)]
+    TagLimit {
+        /// The tag's length in bytes.
+        len: usize,
+        /// The bytes of the distinct tags with this one.
+        total: usize,
+        /// Where the tagged node starts.
+        location: Location,
+    },
     /// An alias names an anchor that is not defined (or not yet complete: a recursive alias).
     #[error("alias at {location} refers to {reason}")]
     BadAlias {

@@ -20,7 +20,8 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, Default)]
 pub struct Node {
-    tag: Option<String>,
+    /// Shared: the parser stores each distinct tag once, however many nodes carry it.
+    tag: Option<Arc<str>>,
     value: Value,
 }
 
@@ -316,6 +317,22 @@ impl Node {
         self
     }
 
+    /// [`with_tag`](Self::with_tag) with a tag shared with other nodes (no copy of its text).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let tag: Arc<str> = Arc::from("tag:example.org:thing-1.0.0");
+    /// let a = asdf_yaml::Node::from(1).with_shared_tag(tag.clone());
+    /// let b = asdf_yaml::Node::from(2).with_shared_tag(tag.clone());
+    /// assert_eq!(a.tag(), b.tag());
+    /// assert_eq!(Arc::strong_count(&tag), 3);
+    /// ```
+    pub fn with_shared_tag(mut self, tag: Arc<str>) -> Node {
+        self.unshare_in_place();
+        self.tag = Some(tag);
+        self
+    }
+
     /// The node's tag (the tag of the shared subtree for a shared node).
     pub fn tag(&self) -> Option<&str> {
         match &self.value {
@@ -328,7 +345,7 @@ impl Node {
     /// write), so the other places sharing the subtree keep their tag.
     pub fn set_tag(&mut self, tag: Option<String>) {
         self.unshare_in_place();
-        self.tag = tag;
+        self.tag = tag.map(Arc::from);
     }
 
     /// The value, looking through sharing (never [`Value::Shared`] unless a shared node wraps
@@ -381,7 +398,7 @@ impl Node {
     /// Consumes the node and splits it into its tag and value, unsharing if needed.
     pub fn into_parts(mut self) -> (Option<String>, Value) {
         self.unshare_in_place();
-        (self.tag, self.value)
+        (self.tag.map(|t| t.to_string()), self.value)
     }
 
     /// Whether the value is null.

@@ -115,6 +115,8 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
         root: None,
         warnings: Vec::new(),
         plain_merge: false,
+        tags: std::collections::HashSet::new(),
+        tag_bytes: 0,
     };
     b.run()?;
     Ok(Built {
@@ -173,7 +175,7 @@ pub(crate) fn scan_directives(text: &str) -> (Option<String>, Vec<(String, Strin
 
 /// A collection under construction.
 struct Frame {
-    tag: Option<String>,
+    tag: Option<Arc<str>>,
     anchor: usize,
     start: Marker,
     /// Expanded node count of the finished children (for the alias budget).
@@ -210,7 +212,20 @@ struct Builder<'t> {
     warnings: Vec<Warning>,
     /// Set while the scalar just built is a plain `<<`.
     plain_merge: bool,
+    /// Every distinct tag of the document, stored once and shared by the nodes that carry it.
+    tags: std::collections::HashSet<Arc<str>>,
+    /// Bytes of the distinct tags, against [`MAX_TAG_TOTAL_BYTES`].
+    tag_bytes: usize,
 }
+
+/// The longest tag accepted, in bytes. Real tags are URIs of under 100 bytes; a `%TAG` handle
+/// lets a few bytes of text stand for a prefix of any length, so without a bound every node of
+/// a document could carry its own megabyte-long tag.
+pub const MAX_TAG_BYTES: usize = 1024;
+
+/// The most bytes all the distinct tags of one document may take together (16 MiB): real
+/// documents use a few dozen tags.
+pub const MAX_TAG_TOTAL_BYTES: usize = 16 << 20;
 
 /// Byte offset of character index `idx` in `text`.
 fn byte_offset(text: &str, idx: usize) -> usize {
@@ -218,6 +233,26 @@ fn byte_offset(text: &str, idx: usize) -> usize {
 }
 
 impl Builder<'_> {
+    /// The shared copy of `tag` (stored on first use), within [`MAX_TAG_BYTES`] and
+    /// [`MAX_TAG_TOTAL_BYTES`].
+    fn intern(&mut self, tag: &str, mark: &Marker) -> Result<Arc<str>> {
+        if let Some(t) = self.tags.get(tag) {
+            return Ok(t.clone());
+        }
+        let total = self.tag_bytes.saturating_add(tag.len());
+        if tag.len() > MAX_TAG_BYTES || total > MAX_TAG_TOTAL_BYTES {
+            return Err(Error::TagLimit {
+                len: tag.len(),
+                total,
+                location: self.loc(mark),
+            });
+        }
+        self.tag_bytes = total;
+        let t: Arc<str> = Arc::from(tag);
+        self.tags.insert(t.clone());
+        Ok(t)
+    }
+
     fn loc(&self, m: &Marker) -> Location {
         let idx = m.index();
         let (ci, bi) = self.offset_cache.get();
@@ -303,7 +338,10 @@ impl Builder<'_> {
                 location: self.loc(&start),
             });
         }
-        let tag = tag.and_then(|t| collection_tag(&t));
+        let tag = match tag.and_then(|t| collection_tag(&t)) {
+            Some(t) => Some(self.intern(&t, &start)?),
+            None => None,
+        };
         if anchor != 0 {
             self.open_anchors.push(anchor);
         }
@@ -346,7 +384,7 @@ impl Builder<'_> {
         };
         let node = Node::new(value);
         let node = match frame.tag {
-            Some(t) => node.with_tag(t),
+            Some(t) => node.with_shared_tag(t),
             None => node,
         };
         if frame.anchor != 0 {
@@ -447,6 +485,17 @@ impl Builder<'_> {
             IntValue::Small(i) => Value::Int(i),
             IntValue::Big(s) => Value::BigInt(s),
         };
+        let construct_int = |text: &str, this: &Self| {
+            let digits = crate::resolve::int_digits(text);
+            if digits > crate::resolve::MAX_INT_DIGITS {
+                return Err(Error::IntegerTooLong {
+                    digits,
+                    limit: crate::resolve::MAX_INT_DIGITS,
+                    location: this.loc(mark),
+                });
+            }
+            construct_int(text).ok_or_else(|| invalid("int", this))
+        };
         let full_tag = tag.map(|t| full_tag(&t));
         let node = match full_tag.as_deref() {
             None if style == ScalarStyle::Plain => match resolve_plain(&text) {
@@ -454,14 +503,16 @@ impl Builder<'_> {
                 Implicit::Bool => {
                     Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
                 }
-                Implicit::Int => Node::new(int_node(
-                    construct_int(&text).ok_or_else(|| invalid("int", self))?,
-                )),
+                Implicit::Int => Node::new(int_node(construct_int(&text, self)?)),
                 Implicit::Float => {
                     Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
                 }
-                Implicit::Timestamp => Node::from(text.into_owned()).with_tag(TIMESTAMP_TAG),
-                Implicit::Value => Node::from(text.into_owned()).with_tag(VALUE_TAG),
+                Implicit::Timestamp => {
+                    Node::from(text.into_owned()).with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?)
+                }
+                Implicit::Value => {
+                    Node::from(text.into_owned()).with_shared_tag(self.intern(VALUE_TAG, mark)?)
+                }
                 // `<<` is only special as a mapping key; `finish` checks for that.
                 Implicit::Merge => {
                     self.plain_merge = true;
@@ -476,13 +527,11 @@ impl Builder<'_> {
                 Some("bool") => {
                     Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
                 }
-                Some("int") => Node::new(int_node(
-                    construct_int(&text).ok_or_else(|| invalid("int", self))?,
-                )),
+                Some("int") => Node::new(int_node(construct_int(&text, self)?)),
                 Some("float") => {
                     Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
                 }
-                _ => Node::from(text.into_owned()).with_tag(t),
+                _ => Node::from(text.into_owned()).with_shared_tag(self.intern(t, mark)?),
             },
         };
         Ok((node, 1))

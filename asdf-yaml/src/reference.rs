@@ -10,16 +10,58 @@ use crate::pointer::{self, escape};
 
 /// Supplies external documents named by `$ref` URIs (the part before `#`).
 ///
-/// `base` is the URI the reference was found in: `None` for the tree being resolved, otherwise the
-/// `uri` an earlier [`load`](RefResolver::load) call was given. Joining relative URIs against it
-/// is the resolver's job (the tree layer knows nothing of files).
+/// Each URI found in a document is first [`join`](RefResolver::join)ed with the identity of
+/// the document it was found in, so that a relative reference inside a referenced document is
+/// resolved against *that* document, never against the process's working directory; the
+/// joined identity is what [`load`](RefResolver::load) receives, what later references from
+/// the loaded document are joined with, and what documents are cached and cycles detected by.
 pub trait RefResolver {
-    /// Returns the tree of the document at `uri`.
+    /// The identity (an absolute URI or path) of the document `uri` names when it is found in
+    /// the document `base`: `None` for the tree being resolved, otherwise an identity this
+    /// method returned before. An error refuses the reference (a policy on which documents may
+    /// be read belongs here).
+    ///
+    /// The default joins a relative `uri` onto the directory part of `base` (the text up to its
+    /// last `/`) and keeps absolute ones (`/...` or with a scheme) as they are.
+    fn join(
+        &mut self,
+        uri: &str,
+        base: Option<&str>,
+    ) -> std::result::Result<String, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(join_uri(uri, base))
+    }
+
+    /// Returns the tree of the document at `uri`, an identity returned by
+    /// [`join`](RefResolver::join) (`base` is the identity of the referring document).
     fn load(
         &mut self,
         uri: &str,
         base: Option<&str>,
     ) -> std::result::Result<Node, Box<dyn std::error::Error + Send + Sync>>;
+}
+
+/// `uri` relative to the document `base` (see [`RefResolver::join`]): `uri` itself when it is
+/// absolute (starts with `/` or has a scheme such as `file:`) or when there is no base, else
+/// the directory part of `base` (through its last `/`) followed by `uri`.
+///
+/// ```
+/// use asdf_yaml::join_uri;
+/// assert_eq!(join_uri("b.asdf", Some("/data/sub/a.asdf")), "/data/sub/b.asdf");
+/// assert_eq!(join_uri("b.asdf", Some("a.asdf")), "b.asdf");
+/// assert_eq!(join_uri("/x/b.asdf", Some("/data/a.asdf")), "/x/b.asdf");
+/// assert_eq!(join_uri("b.asdf", None), "b.asdf");
+/// ```
+pub fn join_uri(uri: &str, base: Option<&str>) -> String {
+    let has_scheme = uri
+        .split_once(':')
+        .is_some_and(|(s, _)| !s.is_empty() && !s.contains('/') && !s.contains('#'));
+    match base {
+        Some(base) if !uri.starts_with('/') && !has_scheme => match base.rfind('/') {
+            Some(i) => format!("{}{uri}", &base[..=i]),
+            None => uri.to_string(),
+        },
+        _ => uri.to_string(),
+    }
 }
 
 /// A resolver that refuses every external document (internal `#/...` references still work).
@@ -159,23 +201,26 @@ impl Resolver<'_> {
     }
 
     fn document(&mut self, uri: &str, from: &Doc) -> Result<Doc> {
-        let id = match &from.uri {
-            Some(base) => format!("{base} -> {uri}"),
-            None => uri.to_string(),
+        let external = |source| Error::External {
+            uri: uri.to_string(),
+            source,
         };
+        // Joined with the referring document's identity: relative references inside a
+        // referenced document are relative to it, and one document has one identity.
+        let id = self
+            .resolver
+            .join(uri, from.uri.as_deref())
+            .map_err(external)?;
         if let Some(d) = self.docs.get(&id) {
             return Ok(d.clone());
         }
         let tree = self
             .resolver
-            .load(uri, from.uri.as_deref())
-            .map_err(|source| Error::External {
-                uri: uri.to_string(),
-                source,
-            })?;
+            .load(&id, from.uri.as_deref())
+            .map_err(external)?;
         let doc = Doc {
             id: id.clone(),
-            uri: Some(uri.to_string()),
+            uri: Some(id.clone()),
             root: Arc::new(tree),
         };
         self.docs.insert(id, doc.clone());
@@ -396,6 +441,60 @@ mod tests {
         assert_eq!(out.pointer("/x/1").and_then(Node::as_str), Some("deep"));
         assert_eq!(out.get("z").and_then(Node::as_str), Some("deep"));
         assert_eq!(calls, 2); // once per resolve call: cached within a call
+    }
+
+    #[test]
+    fn nested_references_are_relative_to_their_document() {
+        // main -> sub/a.asdf -> b.asdf (next to a.asdf) -> c.asdf (next to b.asdf).
+        let tree = parse_str("x: {$ref: 'sub/a.asdf#/v'}").unwrap();
+        let mut loads = Vec::new();
+        let mut res = |uri: &str, base: Option<&str>| {
+            loads.push((uri.to_string(), base.map(str::to_string)));
+            Ok(match uri {
+                "sub/a.asdf" => parse_str("v: {$ref: 'b.asdf#/w'}").unwrap(),
+                "sub/b.asdf" => parse_str("w: [{$ref: 'c.asdf#/z'}]").unwrap(),
+                "sub/c.asdf" => parse_str("z: found").unwrap(),
+                other => parse_str(&format!("w: [wrong {other}]")).unwrap(),
+            })
+        };
+        let out = resolve_references(&tree, &mut res, &Limits::default()).unwrap();
+        assert_eq!(out.pointer("/x/0").and_then(Node::as_str), Some("found"));
+        assert_eq!(
+            loads,
+            [
+                ("sub/a.asdf".to_string(), None),
+                ("sub/b.asdf".to_string(), Some("sub/a.asdf".to_string())),
+                ("sub/c.asdf".to_string(), Some("sub/b.asdf".to_string())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cycle_across_documents_is_found_by_identity() {
+        // a.asdf and ./a.asdf are one document once joined by a resolver that normalises.
+        struct Norm;
+        impl RefResolver for Norm {
+            fn join(
+                &mut self,
+                uri: &str,
+                _base: Option<&str>,
+            ) -> std::result::Result<String, Box<dyn std::error::Error + Send + Sync>> {
+                Ok(uri.trim_start_matches("./").to_string())
+            }
+            fn load(
+                &mut self,
+                uri: &str,
+                _base: Option<&str>,
+            ) -> std::result::Result<Node, Box<dyn std::error::Error + Send + Sync>> {
+                assert_eq!(uri, "a.asdf");
+                Ok(parse_str("p: {$ref: './a.asdf#/p'}").unwrap())
+            }
+        }
+        let tree = parse_str("x: {$ref: 'a.asdf#/p'}").unwrap();
+        assert!(matches!(
+            resolve_references(&tree, &mut Norm, &Limits::default()),
+            Err(Error::ReferenceCycle { .. })
+        ));
     }
 
     #[test]

@@ -393,8 +393,29 @@ impl Acc {
     }
 }
 
+/// The most digits an integer scalar may have (decimal, hex, octal, binary or the parts of a
+/// sexagesimal number together): 4300, Python's default limit for converting a decimal string
+/// to an integer (`sys.get_int_max_str_digits()`), so every integer PyYAML reads is read here.
+/// Converting a numeral costs time quadratic in its length; without this limit a plain scalar
+/// of 10^6 digits takes minutes.
+pub const MAX_INT_DIGITS: usize = 4300;
+
+/// The number of digits of an integer numeral (its sign, `_`, `:` and `0x`/`0b` prefix letters
+/// not counted).
+pub fn int_digits(text: &str) -> usize {
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let body = body
+        .strip_prefix("0x")
+        .or_else(|| body.strip_prefix("0b"))
+        .unwrap_or(body);
+    body.bytes().filter(u8::is_ascii_hexdigit).count()
+}
+
 /// Converts integer text the way PyYAML's `construct_yaml_int` does; `None` if it is not an
 /// integer under those rules (e.g. `0b_`, or anything `int()` would reject).
+///
+/// Integers with more than [`MAX_INT_DIGITS`] digits are refused (`None`; the parser reports
+/// [`Error::IntegerTooLong`](crate::Error::IntegerTooLong)).
 ///
 /// ```
 /// use asdf_yaml::resolve::{construct_int, IntValue};
@@ -405,6 +426,9 @@ impl Acc {
 ///            Some(IntValue::Big("18446744073709551616".into())));
 /// ```
 pub fn construct_int(text: &str) -> Option<IntValue> {
+    if int_digits(text) > MAX_INT_DIGITS {
+        return None;
+    }
     // Fast path: plain decimal without underscores or a leading zero, short enough for i64.
     let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     if (1..=18).contains(&unsigned.len())

@@ -173,3 +173,64 @@ fn fuzz_like_garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn integers_longer_than_python_accepts_are_refused() {
+    use asdf_yaml::resolve::MAX_INT_DIGITS;
+    let ok = "7".repeat(MAX_INT_DIGITS);
+    let tree = parse_str(&format!("n: {ok}")).unwrap();
+    assert!(
+        matches!(tree["n"].value(), asdf_yaml::Value::BigInt(s) if *s == ok),
+        "the largest accepted integer keeps its digits"
+    );
+    for (what, text) in [
+        ("decimal", format!("n: {}", "7".repeat(MAX_INT_DIGITS + 1))),
+        ("a million digits", format!("n: {}", "9".repeat(1_000_000))),
+        ("hex", format!("n: 0x{}", "f".repeat(1_000_000))),
+        ("octal", format!("n: 0{}", "7".repeat(1_000_000))),
+        ("binary", format!("n: 0b{}", "1".repeat(1_000_000))),
+        ("sexagesimal", format!("n: 1{}", ":59".repeat(300_000))),
+        ("tagged", format!("n: !!int {}", "1_2".repeat(300_000))),
+    ] {
+        match parse_str(&text) {
+            Err(Error::IntegerTooLong { digits, limit, .. }) => {
+                assert!(digits > limit && limit == MAX_INT_DIGITS, "{what}")
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn tags_are_bounded_and_stored_once() {
+    use asdf_yaml::{MAX_TAG_BYTES, MAX_TAG_TOTAL_BYTES};
+    // One long (but allowed) tag on many nodes through a handle: parsed, the tag shared.
+    let prefix = format!("tag:example.org:{}", "p".repeat(MAX_TAG_BYTES - 40));
+    let mut text = format!("%TAG !h! {prefix}\n---\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("k{i}: !h!x {i}\n"));
+    }
+    let tree = parse_str(&text).unwrap();
+    let a = tree["k0"].tag().unwrap();
+    let b = tree["k19999"].tag().unwrap();
+    assert_eq!(a, format!("{prefix}x"));
+    assert!(std::ptr::eq(a, b), "each node has its own copy of the tag");
+    // Longer than the limit: refused, whether reached through a handle or written out.
+    let long = format!("tag:example.org:{}", "q".repeat(MAX_TAG_BYTES));
+    for text in [
+        format!("%TAG !h! {long}\n---\na: !h!x 1\n"),
+        format!("a: !<{long}> [1]\n"),
+    ] {
+        match parse_str(&text) {
+            Err(Error::TagLimit { len, .. }) => assert!(len > MAX_TAG_BYTES),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Many distinct long tags: refused once they add up past the total.
+    let mut text = format!("%TAG !h! {}\n---\n", &prefix[..MAX_TAG_BYTES - 30]);
+    let n = MAX_TAG_TOTAL_BYTES / (MAX_TAG_BYTES - 30) + 2;
+    for i in 0..n {
+        text.push_str(&format!("k{i}: !h!{i} x\n"));
+    }
+    assert!(matches!(parse_str(&text), Err(Error::TagLimit { .. })));
+}

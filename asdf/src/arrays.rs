@@ -1,7 +1,6 @@
 //! Arrays of an open file: by JSON Pointer, typed, viewed in place or dynamic.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 
 use asdf_ndarray::{
     AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, CHUNKED_TAG,
@@ -76,36 +75,46 @@ pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
     out
 }
 
-/// The first block of an external (exploded) ASDF file named by `uri`, relative to `base`,
-/// opened with `options` (those of the file naming it).
+/// The first block of an external (exploded) ASDF file named by `uri` in the file at `base`,
+/// opened with `options` (those of the file naming it, whose policy on external files applies
+/// with `base`'s directory as the allowed one). `opened` holds the distinct files opened so far,
+/// against `options.max_external_files`.
 pub(crate) fn external_block(
     base: Option<&std::path::Path>,
     uri: &str,
     options: &crate::OpenOptions,
+    opened: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
 ) -> Result<Vec<u8>> {
-    let bad = |reason: String| AsdfError::External {
+    let err = |reason: String| AsdfError::External {
         uri: uri.to_string(),
         reason,
     };
-    let path_part = uri
-        .strip_prefix("file://")
-        .or_else(|| uri.strip_prefix("file:"))
-        .unwrap_or(uri);
-    if path_part.contains("://") {
-        return Err(bad("only local files can be read".into()));
+    let base = base.ok_or_else(|| {
+        err("the file was not opened from a path, so relative URIs have no base".into())
+    })?;
+    let path = crate::external::locate(uri, base, base, options.external_files)?;
+    {
+        let mut set = opened
+            .lock()
+            .map_err(|_| err("a thread reading external files panicked".into()))?;
+        if !set.contains(&path) {
+            if set.len() >= options.max_external_files {
+                return Err(err(format!(
+                    "the file names more than {} external files \
+                     (OpenOptions::max_external_files)",
+                    options.max_external_files
+                )));
+            }
+            set.insert(path.clone());
+        }
     }
-    let path_part = path_part.split('#').next().unwrap_or("");
-    let path = PathBuf::from(path_part);
-    let path = if path.is_absolute() {
-        path
-    } else {
-        let dir = base.and_then(|p| p.parent()).ok_or_else(|| {
-            bad("the file was not opened from a path, so relative URIs have no base".into())
-        })?;
-        dir.join(path)
-    };
-    let file = AsdfFile::open_with(&path, options).map_err(|e| bad(e.to_string()))?;
-    let data = file.block_data(0).map_err(|e| bad(e.to_string()))?;
+    let file = crate::external::open_located(uri, &path, options)?;
+    let data = file.block_data(0).map_err(|e| {
+        err(format!(
+            "its block 0: {}",
+            crate::external::content_free(&e)
+        ))
+    })?;
     Ok(data.into_owned())
 }
 
@@ -134,9 +143,14 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         if uri.is_empty() || uri.starts_with('#') {
             return self.block(0);
         }
-        external_block(self.path(), uri, &self.options)
-            .map(Cow::Owned)
-            .map_err(|e| NdError::Usage(e.to_string()))
+        external_block(
+            self.absolute_path(),
+            uri,
+            &self.options,
+            &self.externals_opened,
+        )
+        .map(Cow::Owned)
+        .map_err(|e| NdError::Usage(e.to_string()))
     }
 }
 

@@ -105,10 +105,11 @@ pub enum AsdfError {
         /// The configured limit.
         limit: u64,
     },
-    /// An external file an ndarray names could not be used.
-    #[error("external array file {uri:?}: {reason}")]
+    /// An external file (an ndarray's `source`, a `$ref` target) could not be used, or the
+    /// external-file policy refused it. The reason never quotes the file's content.
+    #[error("external file {uri:?}: {reason}")]
     External {
-        /// The `source` URI.
+        /// The URI as the referring file wrote it (or the path it was resolved to).
         uri: String,
         /// Why.
         reason: String,

@@ -9,6 +9,7 @@ use asdf_block::{BlockReader, ReadOptions};
 use asdf_yaml::{Node, ParseOptions};
 
 use crate::error::{AsdfError, Result};
+use crate::external::{ExternalFiles, ExternalObserver};
 use crate::layout::{split, FileHeader};
 
 /// How to open a file.
@@ -37,6 +38,18 @@ pub struct OpenOptions {
     /// the reads of [`AsdfFile`] (arrays, [`AsdfFile::block_data`]), not to direct use of
     /// [`AsdfFile::blocks`]. Default 64 GiB.
     pub max_total_decoded_bytes: u64,
+    /// Which external files (exploded arrays, `$ref` targets) the file may make the reader open:
+    /// [`ExternalFiles::Any`] by default (as Python asdf), [`ExternalFiles::SameDirAndBelow`]
+    /// in [`OpenOptions::untrusted`]. Relative URIs are always relative to the file that
+    /// contains them ([`crate::locate`]).
+    pub external_files: ExternalFiles,
+    /// Told the path of each external file before it is opened (none by default).
+    pub external_observer: Option<ExternalObserver>,
+    /// The most distinct external files one open file may make the reader open (each counted
+    /// once, however many arrays it holds): 100 000 by default, 10 000 in
+    /// [`OpenOptions::untrusted`]. A tree naming thousands of external files is refused past
+    /// the limit instead of mapping and parsing every one of them.
+    pub max_external_files: usize,
 }
 
 impl Default for OpenOptions {
@@ -49,6 +62,9 @@ impl Default for OpenOptions {
             validate: false,
             arrays: asdf_ndarray::ReadLimits::default(),
             max_total_decoded_bytes: 64 << 30,
+            external_files: ExternalFiles::Any,
+            external_observer: None,
+            max_external_files: 100_000,
         }
     }
 }
@@ -67,7 +83,10 @@ impl OpenOptions {
     ///   scalar is ≤ 64 MiB (depth stays 512, for Python-written trees);
     /// * `arrays`: [`asdf_ndarray::ReadLimits::untrusted`]: results larger than their data
     ///   (overlapping strides, chunk gaps, broadcast masks) ≤ 1 GiB;
-    /// * `max_total_decoded_bytes`: 4 GiB for all the blocks of the file.
+    /// * `max_total_decoded_bytes`: 4 GiB for all the blocks of the file;
+    /// * `external_files`: [`ExternalFiles::SameDirAndBelow`]: external arrays and references
+    ///   only in the file's directory or below it (links resolved);
+    /// * `max_external_files`: 10 000 distinct external files.
     ///
     /// ```
     /// use asdf::{AsdfFile, AsdfWriter, OpenOptions, StoreOptions};
@@ -83,6 +102,8 @@ impl OpenOptions {
             yaml: ParseOptions::untrusted(),
             arrays: asdf_ndarray::ReadLimits::untrusted(),
             max_total_decoded_bytes: 4 << 30,
+            external_files: ExternalFiles::SameDirAndBelow,
+            max_external_files: 10_000,
             ..OpenOptions::default()
         }
     }
@@ -207,6 +228,11 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     blocks: BlockReader<B>,
     warnings: Vec<String>,
     path: Option<PathBuf>,
+    /// `path` made absolute when the file was opened: what relative external URIs are resolved
+    /// against, whatever the working directory is later.
+    absolute_path: Option<PathBuf>,
+    /// The distinct external files opened so far, against `OpenOptions::max_external_files`.
+    pub(crate) externals_opened: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
     /// Arrays added since opening, written by the next save.
     pub(crate) pending: asdf_ndarray::ArrayWriter,
     /// Limits for reading arrays.
@@ -230,6 +256,7 @@ impl AsdfFile<memmap2::Mmap> {
         let mut file = Self::from_bytes(map, options).map_err(|e| e.in_file(path))?;
         file.blocks = file.blocks.with_path(path);
         file.path = Some(path.to_path_buf());
+        file.absolute_path = Some(crate::external::absolute(path));
         Ok(file)
     }
 }
@@ -288,6 +315,8 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             blocks,
             warnings,
             path: None,
+            absolute_path: None,
+            externals_opened: Default::default(),
             pending: asdf_ndarray::ArrayWriter::new(),
             array_limits: options.arrays,
             decoded,
@@ -377,8 +406,14 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
         crate::extension::convert(node, pointer)
     }
 
-    /// The file's path, when opened by path.
+    /// The file's path, when opened by path (as it was given).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// The file's path made absolute when it was opened (what relative external URIs in it are
+    /// resolved against), when opened by path.
+    pub fn absolute_path(&self) -> Option<&Path> {
+        self.absolute_path.as_deref()
     }
 }

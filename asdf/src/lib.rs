@@ -27,6 +27,7 @@ mod arrays;
 mod builder;
 mod error;
 mod extension;
+pub mod external;
 mod file;
 pub mod layout;
 mod rebuild;
@@ -44,6 +45,7 @@ pub use builder::{AsdfWriter, LIBRARY_NAME};
 
 pub use error::{AsdfError, Result};
 pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
+pub use external::{locate, open_external, open_located, ExternalFiles, ExternalObserver};
 pub use file::{AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
 pub use stream::StreamWriter;

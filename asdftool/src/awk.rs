@@ -13,7 +13,8 @@ use crate::input::check_readable;
 
 fn open(path: &Path) -> Result<AwkdFile> {
     check_readable(path)?;
-    AwkdFile::open(path).map_err(|e| CliError::invalid(path, e))
+    AwkdFile::open_with(path, crate::input::awkward_options())
+        .map_err(|e| CliError::invalid(path, e))
 }
 
 /// `info` of an `.awkd` file: its arrays, their classes and lengths.
@@ -171,7 +172,7 @@ fn asdf_to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
         }
     });
     let pointer = choose(path, requested, &found, "awkward arrays")?;
-    let l = asdf_awkward::from_asdf(&f, &pointer, &asdf_awkward::ReadOptions::default())
+    let l = asdf_awkward::from_asdf(&f, &pointer, &crate::input::awkward_options())
         .map_err(|e| CliError::invalid(path, e))?;
     l.to_json().map_err(|e| CliError::invalid(path, e))
 }
@@ -203,8 +204,37 @@ pub fn from_json(json_path: &Path, out: &Path, name: &str) -> Result<()> {
     write(out, name, &layout)
 }
 
-/// Writes one array to a new `.awkd` file.
+/// `name` as a safe array name for a new archive: the members of an `.awkd` file are named
+/// after its arrays, so a name read from another file (`../../tmp/evil.json`, `/etc/x`) must not
+/// become a path that leaves the archive's root when extracted. Its normal path components are
+/// kept, joined with `_` (control characters and `\` become `_` too); `data` if none remain.
+///
+/// ```
+/// use asdftool::awk::safe_name;
+/// assert_eq!(safe_name("events"), "events");
+/// assert_eq!(safe_name("../../tmp/evil.json"), "tmp_evil.json");
+/// assert_eq!(safe_name("/etc/x\\..\\y"), "etc_x_y");
+/// assert_eq!(safe_name(".."), "data");
+/// ```
+pub fn safe_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_control() || c == '\\' { '/' } else { c })
+        .collect();
+    let parts: Vec<&str> = cleaned
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .collect();
+    if parts.is_empty() {
+        "data".into()
+    } else {
+        parts.join("_")
+    }
+}
+
+/// Writes one array to a new `.awkd` file (named [`safe_name`]`(name)`).
 pub fn write(out: &Path, name: &str, layout: &Layout) -> Result<()> {
+    let name = &safe_name(name);
     save_awkd(
         out,
         &[(name, layout)],

@@ -54,7 +54,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         {
             // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
             let p = opts.pointer.as_deref().unwrap_or_default();
-            let l = asdf_awkward::from_asdf(&f, p, &asdf_awkward::ReadOptions::default())
+            let l = asdf_awkward::from_asdf(&f, p, &crate::input::awkward_options())
                 .map_err(|e| CliError::invalid(input_path, e))?;
             crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
             Ok(format!("wrote {} from {p}", output.display()))
@@ -86,7 +86,15 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         (Input::Awkd, Format::Awkd) => {
             let (name, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             crate::awk::write(output, &name, &l)?;
-            Ok(format!("wrote {}", output.display()))
+            let safe = crate::awk::safe_name(&name);
+            Ok(if safe == name {
+                format!("wrote {}", output.display())
+            } else {
+                format!(
+                    "wrote {} (array {name:?} renamed {safe:?}: array names become member paths)",
+                    output.display()
+                )
+            })
         }
         (Input::Awkd, Format::Asdf) => {
             // Rectangular numbers become a plain ndarray at /data; any other layout (jagged,

@@ -26,8 +26,10 @@ pub fn diff(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Vec<String>> {
     let mut out = Vec::new();
     match (&ia, &ib) {
         (Input::Asdf(fa), Input::Asdf(fb)) => {
-            let ta = crate::refs::resolve(fa.tree(), Some(a)).unwrap_or_else(|_| fa.tree().clone());
-            let tb = crate::refs::resolve(fb.tree(), Some(b)).unwrap_or_else(|_| fb.tree().clone());
+            let ta = crate::refs::resolve(fa.tree(), Some(a), fa.open_options())
+                .unwrap_or_else(|_| fa.tree().clone());
+            let tb = crate::refs::resolve(fb.tree(), Some(b), fb.open_options())
+                .unwrap_or_else(|_| fb.tree().clone());
             let mut d = Differ {
                 fa,
                 fb,

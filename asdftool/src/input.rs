@@ -10,24 +10,74 @@ use rawarray::RawArray;
 use crate::error::{CliError, Result};
 use crate::sniff::{sniff_path, Format};
 
-/// Checks that `path` can be opened for reading (so that a missing file is an I/O error, exit
-/// status 2, not an invalid file).
+/// Checks that `path` is a regular file that can be opened for reading (so that a missing file
+/// is an I/O error, exit status 2, not an invalid file; a FIFO, device, socket or directory is
+/// refused without blocking).
 pub fn check_readable(path: &Path) -> Result<()> {
-    let f = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
-    let md = f.metadata().map_err(|e| CliError::io(path, e))?;
-    if md.is_dir() {
-        return Err(CliError::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"),
-        ));
-    }
+    asdf::block::open_regular(path).map_err(|e| CliError::io(path, e))?;
     Ok(())
 }
 
-/// Opens an ASDF file (memory-mapped).
+/// How much of an input the verbs trust: the limits and external-file policy ASDF files are
+/// opened with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// [`asdf::OpenOptions::untrusted`]: results near 1 GiB, the whole file near 4 GiB, external
+    /// files only in the file's directory or below.
+    Untrusted,
+    /// The data-sized limits of [`asdf::OpenOptions::default`], but external files only in the
+    /// file's directory or below (where exploded arrays are written).
+    Data,
+    /// [`asdf::OpenOptions::default`]: data-sized limits, external files anywhere.
+    Trusted,
+}
+
+impl Trust {
+    /// The open options of this level of trust.
+    pub fn options(self) -> asdf::OpenOptions {
+        match self {
+            Trust::Untrusted => asdf::OpenOptions::untrusted(),
+            Trust::Data => asdf::OpenOptions {
+                external_files: asdf::ExternalFiles::SameDirAndBelow,
+                ..asdf::OpenOptions::default()
+            },
+            Trust::Trusted => asdf::OpenOptions::default(),
+        }
+    }
+}
+
+static OPTIONS: std::sync::OnceLock<(Trust, asdf::OpenOptions)> = std::sync::OnceLock::new();
+
+/// Sets the trust of every verb and the options ASDF files are opened with (once, by the
+/// `asdftool` binary, from `--trusted`/`--untrusted` and the verb). Returns `false` if they
+/// were already set.
+pub fn set_open_options(trust: Trust, options: asdf::OpenOptions) -> bool {
+    OPTIONS.set((trust, options)).is_ok()
+}
+
+/// The options every verb opens ASDF files with: those set by [`set_open_options`], else
+/// [`Trust::Data`]'s.
+pub fn open_options() -> asdf::OpenOptions {
+    OPTIONS
+        .get()
+        .map(|(_, o)| o.clone())
+        .unwrap_or_else(|| Trust::Data.options())
+}
+
+/// The options every verb reads awkward arrays with (`.awkd` files and awkward arrays in ASDF
+/// files): [`asdf_awkward::ReadOptions::untrusted`] under [`Trust::Untrusted`], else the
+/// defaults.
+pub fn awkward_options() -> asdf_awkward::ReadOptions {
+    match OPTIONS.get() {
+        Some((Trust::Untrusted, _)) => asdf_awkward::ReadOptions::untrusted(),
+        _ => asdf_awkward::ReadOptions::default(),
+    }
+}
+
+/// Opens an ASDF file (memory-mapped) with [`open_options`].
 pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
     check_readable(path)?;
-    AsdfFile::open(path).map_err(|e| CliError::Invalid(e.to_string()))
+    AsdfFile::open_with(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
 /// Reads the file at `path` as bytes.

@@ -37,6 +37,7 @@ pub mod refs;
 pub mod report;
 pub mod rewrite;
 pub mod search;
+pub mod signals;
 pub mod sniff;
 pub mod tree;
 pub mod verify;

@@ -12,6 +12,15 @@ use clap::{Parser, Subcommand};
 ///
 /// Exit status: 0 success, 1 the answer is "no" (files differ, nothing found, verification
 /// failed) or an input is invalid, 2 usage or I/O error.
+///
+/// Trust: the verbs that only inspect a file (info, verify, diff, search, awkward to-json) treat
+/// it as untrusted by default: results near 1 GiB, all blocks of a file near 4 GiB,
+/// YAML aliases ≤ 100 000 nodes, scalars ≤ 64 MiB, external files (exploded arrays, $ref targets)
+/// only in the file's directory or below. The verbs that write a new file (to-yaml, defragment,
+/// explode, implode, convert, edit) use the data-sized limits (blocks ≤ 16 GiB, a file ≤ 64 GiB)
+/// with the same external-file rule. --untrusted applies the untrusted limits to every verb;
+/// --trusted the data-sized limits and external files anywhere (absolute paths, ../, file: URIs).
+/// Every external file read is named on stderr (unless --quiet). Only regular files are read.
 #[derive(Parser, Debug)]
 #[command(name = "asdftool", version, propagate_version = true)]
 struct Cli {
@@ -24,6 +33,12 @@ struct Cli {
     /// Use at most N threads for decoding and compression.
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
+    /// Treat every input as untrusted, whatever the verb (see "Trust" above).
+    #[arg(long, global = true, conflicts_with = "trusted")]
+    untrusted: bool,
+    /// Trust the inputs: data-sized limits for every verb, external files anywhere.
+    #[arg(long, global = true)]
+    trusted: bool,
     #[command(subcommand)]
     command: Verb,
 }
@@ -214,7 +229,10 @@ const TAGS: &[&str] = &[
     "tag:stsci.edu:asdf/core/extension_metadata-1.0.0",
 ];
 
+/// Prints `text` on stdout, control characters escaped ([`asdftool::tree::printable`]: strings
+/// of a file cannot drive the terminal).
 fn out(text: &str) -> Result<()> {
+    let text = asdftool::tree::printable(text);
     let mut o = std::io::stdout().lock();
     match o.write_all(text.as_bytes()).and_then(|_| o.flush()) {
         Ok(()) => Ok(()),
@@ -236,8 +254,75 @@ fn label(c: &Option<String>) -> Result<Option<asdf::block::Label>> {
     c.as_deref().map(asdftool::rewrite::parse_label).transpose()
 }
 
+/// The trust and open options of this command line: the verb's default trust unless a flag says
+/// otherwise, and an observer naming every external file read on stderr (once each) unless
+/// `--quiet`.
+fn open_options(cli: &Cli) -> (asdftool::input::Trust, asdf::OpenOptions) {
+    use asdftool::input::Trust;
+    let inspects = matches!(
+        cli.command,
+        Verb::Info { .. }
+            | Verb::Verify { .. }
+            | Verb::Diff { .. }
+            | Verb::Search { .. }
+            | Verb::Awkward {
+                verb: AwkVerb::ToJson { .. }
+            }
+    );
+    let trust = if cli.trusted {
+        Trust::Trusted
+    } else if cli.untrusted || inspects {
+        Trust::Untrusted
+    } else {
+        Trust::Data
+    };
+    let mut options = trust.options();
+    if !cli.quiet {
+        let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+        options.external_observer = Some(asdf::ExternalObserver::new(move |p| {
+            let first = seen
+                .lock()
+                .map(|mut s| s.insert(p.to_path_buf()))
+                .unwrap_or(true);
+            if first {
+                // Debug formatting: control characters in the name are escaped.
+                eprintln!(
+                    "asdftool: reading external file {:?}",
+                    p.display().to_string()
+                );
+            }
+        }));
+    }
+    (trust, options)
+}
+
+/// For the verbs that write files: SIGINT/SIGTERM/SIGHUP remove the temporary files next to the
+/// output before exiting. Called before any thread starts.
+fn clean_up_on_signals(cli: &Cli) -> Result<()> {
+    let output = match &cli.command {
+        Verb::ToYaml { output, .. }
+        | Verb::Defragment { output, .. }
+        | Verb::Explode { output, .. }
+        | Verb::Implode { output, .. }
+        | Verb::Convert { output, .. }
+        | Verb::Awkward {
+            verb: AwkVerb::FromJson { output, .. },
+        } => output,
+        _ => return Ok(()),
+    };
+    #[cfg(unix)]
+    asdftool::signals::remove_temp_files_on_signal(vec![asdftool::signals::dir_of(output)])
+        .map_err(|e| CliError::io(output, e))?;
+    #[cfg(not(unix))]
+    let _ = output;
+    Ok(())
+}
+
 /// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
 fn run(cli: Cli) -> Result<bool> {
+    let (trust, options) = open_options(&cli);
+    asdftool::input::set_open_options(trust, options);
+    clean_up_on_signals(&cli)?;
     use asdftool::rewrite::{rewrite, Mode};
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {
@@ -422,6 +507,7 @@ fn run(cli: Cli) -> Result<bool> {
                     ..Default::default()
                 }
             };
+            asdftool::input::check_readable(file)?;
             let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
                 asdf_schema::SchemaError::Io { .. } => {
                     CliError::Usage(format!("{}: {e}", file.display()))
@@ -478,7 +564,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("asdftool: {e}");
+            eprintln!("asdftool: {}", asdftool::tree::printable(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -3,62 +3,72 @@
 use std::path::{Path, PathBuf};
 
 use asdf::yaml::{resolve_references, Limits, Node, RefResolver};
+use asdf::OpenOptions;
 
 use crate::error::{CliError, Result};
 
-/// Loads the trees of local ASDF/YAML files named by `$ref` URIs, relative to the referring file.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Loads the trees of local ASDF files named by `$ref` URIs. Each relative URI is resolved
+/// against the file that contains it (never the working directory), and every file must be
+/// allowed by the external-file policy of the options, with the directory of the file that was
+/// opened as the allowed one ([`asdf::locate`]).
 pub struct LocalFiles {
-    base: Option<PathBuf>,
+    /// The file whose tree is resolved, made absolute.
+    root: Option<PathBuf>,
+    options: OpenOptions,
+    /// Files loaded so far (each once), against `OpenOptions::max_external_files`.
+    loaded: usize,
 }
 
 impl LocalFiles {
-    /// A resolver for references found in the file at `path`.
-    pub fn new(path: Option<&Path>) -> LocalFiles {
+    /// A resolver for references found in the file at `path`, opening files with `options`.
+    pub fn new(path: Option<&Path>, options: &OpenOptions) -> LocalFiles {
         LocalFiles {
-            base: path.map(Path::to_path_buf),
+            root: path.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+            options: options.clone(),
+            loaded: 0,
         }
-    }
-
-    fn locate(&self, uri: &str, base: Option<&str>) -> std::result::Result<PathBuf, String> {
-        let part = uri
-            .strip_prefix("file://")
-            .or_else(|| uri.strip_prefix("file:"))
-            .unwrap_or(uri);
-        if part.contains("://") {
-            return Err(format!("{uri:?}: only local files can be referenced"));
-        }
-        let p = PathBuf::from(part);
-        if p.is_absolute() {
-            return Ok(p);
-        }
-        let base = match base {
-            Some(b) => Some(PathBuf::from(b)),
-            None => self.base.clone(),
-        };
-        let dir = base
-            .as_deref()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        Ok(dir.join(p))
     }
 }
 
 impl RefResolver for LocalFiles {
-    fn load(
-        &mut self,
-        uri: &str,
-        base: Option<&str>,
-    ) -> std::result::Result<Node, Box<dyn std::error::Error + Send + Sync>> {
-        let path = self.locate(uri, base)?;
-        let f = asdf::AsdfFile::open(&path).map_err(|e| e.to_string())?;
+    fn join(&mut self, uri: &str, base: Option<&str>) -> std::result::Result<String, BoxError> {
+        let root = self
+            .root
+            .as_deref()
+            .ok_or("the tree was not read from a file, so references have no base")?;
+        // `base` is an identity this method returned: an absolute path.
+        let referrer = base.map(Path::new).unwrap_or(root);
+        let path = asdf::locate(uri, referrer, root, self.options.external_files)?;
+        // One identity per file, however it is spelled (`./`, `..`, links): documents are
+        // cached and cycles found by it.
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        path.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("{}: the path is not UTF-8", path.display()).into())
+    }
+
+    fn load(&mut self, uri: &str, _base: Option<&str>) -> std::result::Result<Node, BoxError> {
+        // The resolver loads each identity once.
+        self.loaded += 1;
+        if self.loaded > self.options.max_external_files {
+            return Err(format!(
+                "the references name more than {} files (OpenOptions::max_external_files)",
+                self.options.max_external_files
+            )
+            .into());
+        }
+        let f = asdf::open_located(uri, Path::new(uri), &self.options)?;
         Ok(f.tree().clone())
     }
 }
 
-/// `root` with every `$ref` replaced by its target (internal or in a local file).
-pub fn resolve(root: &Node, path: Option<&Path>) -> Result<Node> {
-    resolve_references(root, &mut LocalFiles::new(path), &Limits::default())
+/// `root` (the tree of the file at `path`, opened with `options`) with every `$ref` replaced by
+/// its target (internal or in a local file).
+pub fn resolve(root: &Node, path: Option<&Path>, options: &OpenOptions) -> Result<Node> {
+    let limits: Limits = options.yaml.limits;
+    resolve_references(root, &mut LocalFiles::new(path, options), &limits)
         .map_err(|e| CliError::Invalid(format!("resolving references: {e}")))
 }
 

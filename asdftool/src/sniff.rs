@@ -57,7 +57,7 @@ pub fn sniff_bytes(head: &[u8]) -> Option<Format> {
 /// The format of the file at `path`, by its magic bytes; RawArray files of the historical
 /// variants without magic are recognised by their `.ra` extension.
 pub fn sniff_path(path: &Path) -> Result<Format> {
-    let mut f = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
+    let mut f = asdf::block::open_regular(path).map_err(|e| CliError::io(path, e))?;
     let mut head = [0u8; 16];
     let mut n = 0;
     while n < head.len() {

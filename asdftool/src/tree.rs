@@ -205,6 +205,36 @@ pub fn to_json(node: &Node, depth: usize) -> serde_json::Value {
     }
 }
 
+/// `text` safe to print on a terminal: control characters other than newline and tab (ESC,
+/// which starts the sequences that retitle or clear a terminal, C1 controls, DEL) and the
+/// bidirectional overrides that reorder what is shown become `\uXXXX` escapes. The escape is
+/// JSON's, so JSON output stays valid JSON with the same values.
+///
+/// ```
+/// use asdftool::tree::printable;
+/// assert_eq!(printable("title\u{1b}]0;pwned\u{7}\n"), "title\\u001b]0;pwned\\u0007\n");
+/// assert_eq!(printable("a\u{202e}b\tc"), "a\\u202eb\tc");
+/// assert!(matches!(printable("plain é"), std::borrow::Cow::Borrowed(_)));
+/// ```
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

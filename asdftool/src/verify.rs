@@ -81,7 +81,7 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
         }
     }
     // Every block's checksum was checked above: the array pass reads without hashing again.
-    let mut opts = asdf::OpenOptions::default();
+    let mut opts = file.open_options().clone();
     opts.blocks.checksums = ChecksumPolicy::Skip;
     let unhashed = asdf::AsdfFile::open_with(path, &opts);
     let reader = match &unhashed {
@@ -125,7 +125,7 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
     }
     bar.finish_and_clear();
     if crate::refs::has_refs(file.tree()) {
-        match crate::refs::resolve(file.tree(), Some(path)) {
+        match crate::refs::resolve(file.tree(), Some(path), file.open_options()) {
             Ok(_) => {
                 if verbose {
                     r.lines.push("references: all resolved".into());

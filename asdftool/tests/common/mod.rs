@@ -55,3 +55,98 @@ pub(crate) fn reference(name: &str) -> PathBuf {
 pub(crate) fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
+
+/// The address-space limit of [`run_limited`]: a verb that tries to allocate by a hostile
+/// declared size fails its allocation instead of the test machine swapping.
+pub(crate) const ADDRESS_SPACE: u64 = 2 << 30;
+
+/// Runs `asdftool args...` in `cwd` under an address-space limit ([`ADDRESS_SPACE`], set with
+/// `setrlimit(RLIMIT_AS)` in the child), with stdin closed. A run still going after 30 s is
+/// killed and the test fails ("hung"): a guard against hangs, not a timing assertion.
+pub(crate) fn run_limited<S: AsRef<std::ffi::OsStr>>(cwd: &Path, args: &[S]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let out = tempfile_pair();
+    let mut c = Command::new(bin());
+    c.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out.0).unwrap())
+        .stderr(std::fs::File::create(&out.1).unwrap())
+        .env_remove("VISUAL")
+        .env("EDITOR", "true");
+    // SAFETY: `setrlimit` is async-signal-safe and only touches the child's own limits; the
+    // closure allocates nothing and captures only a constant.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: ADDRESS_SPACE as libc::rlim_t,
+                rlim_max: ADDRESS_SPACE as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = c.spawn().expect("cannot run asdftool");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "asdftool {:?} in {} hung (killed after 30 s)",
+                args.iter()
+                    .map(|a| a.as_ref().to_owned())
+                    .collect::<Vec<_>>(),
+                cwd.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let o = Output {
+        status,
+        stdout: std::fs::read(&out.0).unwrap(),
+        stderr: std::fs::read(&out.1).unwrap(),
+    };
+    let _ = std::fs::remove_file(&out.0);
+    let _ = std::fs::remove_file(&out.1);
+    o
+}
+
+fn tempfile_pair() -> (PathBuf, PathBuf) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = asdf_testkit::workspace_root()
+        .join("target")
+        .join("test-tmp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let stem = format!("run-limited-{}-{n}", std::process::id());
+    (
+        dir.join(format!("{stem}.out")),
+        dir.join(format!("{stem}.err")),
+    )
+}
+
+/// Asserts that a run ended by itself with a clear outcome: exit status 0, 1 or 2 (never a
+/// panic's 101, an abort's 134 or a signal), and a message on stderr when it failed.
+#[track_caller]
+pub(crate) fn expect_clean(o: &Output, what: &str) {
+    let code = o.status.code();
+    assert!(
+        matches!(code, Some(0..=2)),
+        "{what}: exit status {:?}\n--- stderr ---\n{}",
+        o.status,
+        stderr(o)
+    );
+    if code == Some(2) {
+        assert!(
+            !stderr(o).trim().is_empty(),
+            "{what}: failed without a message"
+        );
+    }
+}

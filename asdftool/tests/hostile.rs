@@ -1,0 +1,307 @@
+//! Hostile inputs (issue 21), generated small, through every verb of the binary in a child
+//! process under an address-space limit, from a directory other than the files': each run ends
+//! by itself (a 30 s guard kills a hang and fails the test) with a clear error or a correct
+//! result, never a panic (101), an abort (134) or a signal.
+//!
+//! Classes covered here: special files behind a path (1), huge numerals (4), repeated and long
+//! tags (5), references resolved against the working directory (9), external files outside the
+//! file's directory and errors quoting them (10), terminal escapes in printed strings and unsafe
+//! `.awkd` member names (13), the per-verb trust defaults (14). The library side of each class
+//! is tested in `asdf/tests/external.rs` and `asdf-yaml/tests/limits.rs`.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+use asdf_testkit::TempDir;
+
+const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n";
+
+fn asdf_file(path: &Path, directives: &str, body: &str) {
+    std::fs::write(
+        path,
+        format!("{HEAD}{directives}--- !core/asdf-1.1.0\n{body}\n...\n"),
+    )
+    .unwrap();
+}
+
+/// The hostile files, in `files/`, and what a failing run must say (`None`: may succeed).
+fn generate(files: &Path) -> Vec<(PathBuf, Option<&'static str>)> {
+    let mut out = Vec::new();
+    let mut add = |name: &str, directives: &str, body: String, says: Option<&'static str>| {
+        let p = files.join(name);
+        asdf_file(&p, directives, &body);
+        out.push((p, says));
+    };
+    // 4: huge numerals (decimal, hex, octal, base 60, explicit !!int).
+    add(
+        "dec.asdf",
+        "",
+        format!("n: {}", "9".repeat(1_000_000)),
+        Some("digits"),
+    );
+    add(
+        "hex.asdf",
+        "",
+        format!("n: 0x{}", "f".repeat(100_000)),
+        Some("digits"),
+    );
+    add(
+        "oct.asdf",
+        "",
+        format!("n: 0{}", "7".repeat(100_000)),
+        Some("digits"),
+    );
+    add(
+        "b60.asdf",
+        "",
+        format!("n: 1{}", ":59".repeat(50_000)),
+        Some("digits"),
+    );
+    add(
+        "int.asdf",
+        "",
+        format!("n: !!int {}", "1".repeat(100_000)),
+        Some("digits"),
+    );
+    // 5: one long tag on many nodes (shared), a tag over the limit, many distinct long tags.
+    let prefix = format!("tag:example.org:{}", "p".repeat(990));
+    let many: String = (0..5_000).map(|i| format!("k{i}: !h!x {i}\n")).collect();
+    add(
+        "tag-shared.asdf",
+        &format!("%TAG !h! {prefix}\n"),
+        many,
+        None,
+    );
+    let long = format!("tag:example.org:{}", "q".repeat(100_000));
+    let body: String = (0..100).map(|i| format!("k{i}: !h!x {i}\n")).collect();
+    add(
+        "tag-long.asdf",
+        &format!("%TAG !h! {long}\n"),
+        body,
+        Some("tag"),
+    );
+    // 17 500 distinct tags of about 1 000 bytes: more than the 16 MiB all tags may take.
+    let distinct: String = (0..17_500).map(|i| format!("k{i}: !h!{i} x\n")).collect();
+    add(
+        "tag-distinct.asdf",
+        &format!("%TAG !h! {prefix}\n"),
+        distinct,
+        Some("tag"),
+    );
+    // 13: terminal escapes in strings and keys.
+    add(
+        "escapes.asdf",
+        "",
+        "title: \"\\e]0;pwned\\a\\e[2J\\x9b31m\"\n\"\\e[31mkey\": \"\\u202egnp.exe\"".into(),
+        None,
+    );
+    // 1, 9, 10: references and external arrays to special files, outside files, a non-ASDF
+    // file with a secret line.
+    let array = |uri: &str| {
+        format!(
+            "x: !core/ndarray-1.1.0 {{source: {uri:?}, datatype: uint8, byteorder: little, \
+             shape: [4]}}"
+        )
+    };
+    add("src-fifo.asdf", "", array("pipe"), Some("FIFO"));
+    add("src-dir.asdf", "", array("."), Some("directory"));
+    add("src-dev.asdf", "", array("/dev/zero"), Some("/dev/zero"));
+    add(
+        "src-outside.asdf",
+        "",
+        array("../outside/secret"),
+        Some("or below"),
+    );
+    add("src-secret.asdf", "", array("secret-here"), None);
+    add("ref-fifo.asdf", "", "r: {$ref: 'pipe#/x'}".into(), None);
+    add(
+        "ref-outside.asdf",
+        "",
+        "r: {$ref: '../outside/secret#/x'}".into(),
+        None,
+    );
+    add(
+        "ref-abs.asdf",
+        "",
+        "r: {$ref: 'file:///etc/passwd#/x'}".into(),
+        None,
+    );
+    add(
+        "ref-self.asdf",
+        "",
+        "r: {$ref: 'ref-self.asdf#/r'}".into(),
+        None,
+    );
+    // The same file spelled differently at each step: still one document, so a cycle.
+    std::fs::create_dir_all(files.join("sub")).unwrap();
+    add(
+        "ref-respelled.asdf",
+        "",
+        "r: {$ref: 'sub/../ref-respelled.asdf#/r'}".into(),
+        None,
+    );
+    out
+}
+
+/// Every verb over `file` (relative to `cwd`), writing into `scratch`.
+fn verbs(file: &str, scratch: &Path) -> Vec<Vec<String>> {
+    let o = |n: &str| scratch.join(n).to_str().unwrap().to_string();
+    let f = file.to_string();
+    [
+        vec!["info".into(), f.clone()],
+        vec!["info".into(), "--json".into(), f.clone()],
+        vec!["info".into(), "--show-blocks".into(), f.clone()],
+        vec!["verify".into(), "-v".into(), f.clone()],
+        vec!["search".into(), f.clone(), "--type".into(), "str".into()],
+        vec!["diff".into(), f.clone(), f.clone()],
+        vec!["validate".into(), "--builtin-only".into(), f.clone()],
+        vec!["to-yaml".into(), f.clone(), "-o".into(), o("y.asdf")],
+        vec!["defragment".into(), f.clone(), "-o".into(), o("d.asdf")],
+        vec!["explode".into(), f.clone(), "-o".into(), o("e.asdf")],
+        vec!["implode".into(), f.clone(), "-o".into(), o("i.asdf")],
+        vec!["convert".into(), f.clone(), o("c.asdf")],
+        vec!["convert".into(), f.clone(), o("c.npy")],
+        // `run_limited` sets EDITOR=true: the tree is parsed and handed over unchanged.
+        vec!["edit".into(), f.clone()],
+        vec!["--trusted".into(), "verify".into(), f.clone()],
+        vec!["--untrusted".into(), "convert".into(), f, o("u.asdf")],
+    ]
+    .into()
+}
+
+#[test]
+fn every_verb_ends_cleanly_on_every_hostile_file() {
+    let t = TempDir::new("hostile");
+    let files = t.join("files");
+    let cwd = t.join("elsewhere");
+    let scratch = t.join("scratch");
+    let outside = t.join("outside");
+    for d in [&files, &cwd, &scratch, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let secret = "root:x:0:0:SECRET-LINE:/root:/bin/bash\n";
+    std::fs::write(outside.join("secret"), secret).unwrap();
+    std::fs::write(files.join("secret-here"), secret).unwrap();
+    let fifo = files.join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // Decoys in the working directory: never read.
+    std::fs::create_dir_all(cwd.join("outside")).unwrap();
+    std::fs::write(cwd.join("secret-here"), "DECOY").unwrap();
+    for (path, says) in generate(&files) {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let rel = format!("../files/{name}");
+        for args in verbs(&rel, &scratch) {
+            let what = format!("asdftool {}", args.join(" "));
+            let o = run_limited(&cwd, &args);
+            expect_clean(&o, &what);
+            let text = stdout(&o) + &stderr(&o);
+            assert!(
+                !text.contains("SECRET") && !text.contains("DECOY"),
+                "{what}: {text}"
+            );
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{202e}'),
+                "{what} printed a raw control character"
+            );
+            // (`--trusted` opens outside files, so their refusal is not expected there.)
+            // (A "no" without a message, as `search` finding nothing, is a correct result.)
+            let failed = code(&o) != 0 && !text.trim().is_empty();
+            if let (Some(needle), true) = (says, failed && args[0] != "--trusted") {
+                assert!(
+                    text.contains(needle),
+                    "{what}: expected {needle:?} in\n{text}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hostile_files_get_the_expected_answers() {
+    let t = TempDir::new("hostile-answers");
+    let files = t.join("files");
+    let cwd = t.join("elsewhere");
+    for d in [&files, &cwd] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let gen = generate(&files);
+    let path = |n: &str| {
+        gen.iter()
+            .find(|(p, _)| p.ends_with(n))
+            .map(|(p, _)| format!("../files/{}", p.file_name().unwrap().to_str().unwrap()))
+            .unwrap_or_else(|| panic!("no generated file {n}"))
+    };
+    // Numerals: refused with the limit named.
+    let o = run_limited(&cwd, &["info", &path("dec.asdf")]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("4300 digits"), "{}", stderr(&o));
+    // One long tag shared by 5 000 nodes: read, each line shows it.
+    let o = run_limited(
+        &cwd,
+        &["search", &path("tag-shared.asdf"), "--type", "example.org"],
+    );
+    expect(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 5_000);
+    // Escapes: shown escaped.
+    let o = run_limited(&cwd, &["info", &path("escapes.asdf")]);
+    expect(&o, 0);
+    let text = stdout(&o);
+    assert!(text.contains("\\u001b]0;pwned\\u0007"), "{text}");
+    assert!(text.contains("\\u202egnp.exe"), "{text}");
+    // JSON stays valid JSON with the same strings.
+    let o = run_limited(&cwd, &["info", "--json", &path("escapes.asdf")]);
+    expect(&o, 0);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(j.to_string().contains("\u{202e}gnp.exe"), "{j}");
+    // A self-reference is a cycle, reported as such, however the file is spelled.
+    for name in ["ref-self.asdf", "ref-respelled.asdf"] {
+        for trust in ["--untrusted", "--trusted"] {
+            let o = run_limited(&cwd, &[trust, "verify", &path(name)]);
+            expect(&o, 1);
+            assert!(stdout(&o).contains("cycle"), "{name}: {}", stdout(&o));
+        }
+    }
+}
+
+#[test]
+fn awkd_member_names_cannot_leave_the_archive() {
+    use asdf_awkward::{save_awkd, AwkdFile, Layout, SaveMode, WriteOptions};
+    let t = TempDir::new("hostile-awkd");
+    let cwd = t.join("elsewhere");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let src = t.join("evil.awkd");
+    let layout = Layout::from_json(&serde_json::json!([1, 2, 3])).unwrap();
+    for name in ["../../tmp/evil.json", "/etc/cron.d/x"] {
+        save_awkd(
+            &src,
+            &[(name, &layout)],
+            SaveMode::Create,
+            &WriteOptions::default(),
+        )
+        .unwrap();
+        let out = t.join("out.awkd");
+        let o = run_limited(
+            &cwd,
+            &["convert", src.to_str().unwrap(), out.to_str().unwrap()],
+        );
+        expect(&o, 0);
+        assert!(stderr(&o).contains("renamed"), "{}", stderr(&o));
+        let f = AwkdFile::open(&out).unwrap();
+        for member in f.entry_names() {
+            assert!(
+                !member.starts_with('/') && !member.split('/').any(|c| c == ".."),
+                "{member}"
+            );
+        }
+        assert_eq!(
+            f.read(&f.array_names()[0]).unwrap().to_json().unwrap(),
+            serde_json::json!([1, 2, 3])
+        );
+    }
+}
