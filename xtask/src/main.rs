@@ -3,7 +3,8 @@
 //! * `test [-- <cargo test args>]`: builds the interop virtualenv under `target/interop-venv` (the
 //!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
 //!   runs the whole workspace test suite with interop tests required (a missing peer fails), then
-//!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed).
+//!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed),
+//!   and builds the `asdf_rs` Python package into the venv and runs its pytest suite.
 //! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
 
 use std::path::{Path, PathBuf};
@@ -134,6 +135,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     conformance()?;
+    python_package(&python)?;
     // The benchmark harness is its own workspace (see `bench`): its smoke tests run every case
     // at a tiny scale against the same peers, so it cannot rot between benchmark runs.
     run(Command::new(cargo())
@@ -150,6 +152,41 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     Ok(())
+}
+
+/// The `asdf_rs` Python package (`asdf-python/`, its own cargo workspace): its pinned build and
+/// test tools into the interop venv, `maturin develop` (an incremental debug build of the
+/// extension; its dependencies, the workspace crates included, are optimised), then its pytest
+/// suite against Python asdf 6.0.0 and a two-process Dask cluster.
+fn python_package(python: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    let crate_dir = root.join("asdf-python");
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(crate_dir.join("requirements-test.txt")))?;
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the venv interpreter has no venv directory")?;
+    run(Command::new(python)
+        .args(["-m", "maturin", "develop", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("VIRTUAL_ENV", venv))?;
+    run(Command::new(python).current_dir(&crate_dir).args([
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]))
 }
 
 /// `cargo xtask conformance`: prints the table, writes it to target/conformance/CONFORMANCE.md,
