@@ -93,11 +93,10 @@ impl NativeFile {
         let file = self.file(py)?;
         let node = file
             .pointer(pointer)
-            .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?
-            .clone();
-        let mut conv = Converter::new(py, file, tagged, make_array)?;
+            .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
+        let mut conv = Converter::new(py, file.clone(), tagged, make_array)?;
         let mut path = pointer.to_string();
-        conv.convert(&node, &mut path)
+        conv.convert(node, &mut path)
     }
 
     /// `(data, mask)` of the array at `pointer` (see `asdf_rs.AsdfFile.__getitem__`).
