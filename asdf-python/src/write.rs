@@ -197,10 +197,7 @@ impl<'py> Builder<'py> {
         match &dt {
             Datatype::Scalar(_) => {
                 // Native byte order, any strides.
-                let native = a.call_method1(
-                    "astype",
-                    (ua.dtype().call_method1("newbyteorder", ("=",))?,),
-                )?;
+                let native = native_order(a)?;
                 let opts = self.options.clone();
                 add_typed(&mut self.writer, &native, AddOp::Plain(&opts))
                     .map_err(err)?
@@ -258,12 +255,7 @@ impl<'py> Builder<'py> {
         let mask = np.getattr("ma")?.getattr("getmaskarray")?.call1((m,))?;
         let mask = mask.cast::<PyArrayDyn<bool>>()?.readonly();
         let mask_view = mask.as_array();
-        let native = data.call_method1(
-            "astype",
-            (data
-                .getattr("dtype")?
-                .call_method1("newbyteorder", ("=",))?,),
-        )?;
+        let native = native_order(&data)?;
         let opts = self.options.clone();
         let (dt, _) = from_numpy(&data.getattr("dtype")?)?;
         add_typed(&mut self.writer, &native, AddOp::Masked(mask_view, &opts))
@@ -275,17 +267,20 @@ impl<'py> Builder<'py> {
         let data = c.getattr("array")?;
         let chunks: Vec<usize> = c.getattr("chunks")?.extract()?;
         let (dt, _) = from_numpy(&data.getattr("dtype")?)?;
-        let native = data.call_method1(
-            "astype",
-            (data
-                .getattr("dtype")?
-                .call_method1("newbyteorder", ("=",))?,),
-        )?;
+        let native = native_order(&data)?;
         let opts = self.options.clone();
         add_typed(&mut self.writer, &native, AddOp::Chunked(&chunks, &opts))
             .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))?
             .ok_or_else(|| unsupported(path, &dt))
     }
+}
+
+/// `a` in this machine's byte order (the array itself when it already is: no copy).
+fn native_order<'py>(a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = a.getattr("dtype")?.call_method1("newbyteorder", ("=",))?;
+    let kwargs = PyDict::new(a.py());
+    kwargs.set_item("copy", false)?;
+    a.call_method("astype", (dtype,), Some(&kwargs))
 }
 
 fn unsupported(path: &str, dt: &Datatype) -> PyErr {
