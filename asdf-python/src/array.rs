@@ -229,7 +229,7 @@ fn strings<'py>(
 
 /// Reads the array at `pointer`: `(data, mask)`, `mask` a bool array or `None`. Uncompressed,
 /// aligned, native-order block arrays are zero-copy views whose base is `buffer`; the others
-/// are decoded with the GIL released.
+/// are decoded with the GIL released (numbers straight into the array handed to NumPy).
 pub fn read<'py>(
     buffer: &Bound<'py, FileBuffer>,
     pointer: &str,
@@ -239,18 +239,34 @@ pub fn read<'py>(
     let node = file
         .pointer(pointer)
         .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
-    if array_kind(node) == Some(ArrayKind::NdArray) {
-        let meta = file.meta(pointer).map_err(asdf_err)?;
-        if meta.mask.is_some() || meta.data.is_some() {
-            let (a, mask) = py.detach(|| file.read_masked(pointer)).map_err(asdf_err)?;
-            let mask = mask.map(|m| PyArray::from_owned_array(py, m).into_any());
-            return Ok((any_to_numpy(py, a)?, mask));
-        }
-        if let Some(s) = meta.datatype.as_ref().and_then(Datatype::scalar) {
-            if let Some(v) = try_view(buffer, pointer, s)? {
-                return Ok((v, None));
+    let scalar = match array_kind(node) {
+        Some(ArrayKind::NdArray) => {
+            let meta = file.meta(pointer).map_err(asdf_err)?;
+            if meta.mask.is_some() || meta.data.is_some() {
+                let (a, mask) = py.detach(|| file.read_masked(pointer)).map_err(asdf_err)?;
+                let mask = mask.map(|m| PyArray::from_owned_array(py, m).into_any());
+                return Ok((any_to_numpy(py, a)?, mask));
             }
+            let scalar = meta.datatype.as_ref().and_then(Datatype::scalar);
+            if let Some(s) = scalar {
+                if let Some(v) = try_view(buffer, pointer, s)? {
+                    return Ok((v, None));
+                }
+            }
+            scalar
         }
+        Some(ArrayKind::Chunked) => ChunkedArray::from_node(node)
+            .map_err(|e| nd_err(pointer, e))?
+            .datatype
+            .scalar(),
+        None => None,
+    };
+    if let Some(s) = scalar {
+        let f: &AsdfFile = &file;
+        with_numpy_scalar!(s, T => {
+            let a = py.detach(|| f.array::<T>(pointer)).map_err(asdf_err)?;
+            return Ok((PyArray::from_owned_array(py, a).into_any(), None));
+        }, {})
     }
     let a = py.detach(|| file.read(pointer)).map_err(asdf_err)?;
     Ok((any_to_numpy(py, a)?, None))
