@@ -151,3 +151,22 @@ def test_checksum_mismatch_is_an_error(tmp_path):
             f["a"]
     with asdf_rs.open(p, validate_checksums=False) as f:
         assert f["a"][500] != 500.0
+
+
+def test_hostile_headers_give_errors_not_allocations(tmp_path):
+    """Shapes and offsets that the file's bytes cannot back are refused before allocating."""
+    head = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+    cases = {
+        "huge_shape": b"a: !core/ndarray-1.0.0 {source: 0, datatype: float64, shape: [100000000000000]}\n",
+        "no_block": b"a: !core/ndarray-1.0.0 {source: 3, datatype: int8, shape: [4]}\n",
+        "bad_strides": b"a: !core/ndarray-1.0.0 {source: 0, datatype: int8, shape: [4], strides: [1000000]}\n",
+        "deep_alias": b"a: &x [1]\nb: *x\nc: !core/ndarray-1.0.0 {data: [[1, 2], [3]], datatype: int8, shape: [2, 2]}\n",
+    }
+    for name, body in cases.items():
+        p = tmp_path / f"{name}.asdf"
+        p.write_bytes(head + body + b"...\n")
+        ptr = "/c" if name == "deep_alias" else "/a"
+        with asdf_rs.open(p, untrusted=True) as f:
+            f.tree
+            with pytest.raises(asdf_rs.AsdfError, match=ptr[1:]):
+                f[ptr]

@@ -6,6 +6,7 @@
 //!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed),
 //!   and builds the `asdf_rs` Python package into the venv and runs its pytest suite.
 //! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
+//! * `python`: only the `asdf_rs` Python package step of `test`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("conformance") => conformance(),
+        Some("python") => venv().and_then(|p| python_package(&p)),
         Some("bench") => bench(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
@@ -42,6 +44,7 @@ fn usage() -> &'static str {
      \n\
      commands:\n  \
        test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
+       python          build the asdf_rs Python module into the venv and run its pytest suite\n  \
        conformance     reference files, and files written by Python asdf / by us read by the other\n  \
        bench [ARGS]    benchmarks against the Python peers, asdf-rs and rawarray 0.1.4 -> BENCHMARKS.md\n  \
        fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets (nightly) for N seconds each\n  \
