@@ -1,6 +1,6 @@
 """asdf_rs vs Python asdf in one Python process, on files made here (small by default).
 
-    python asdf-python/bench/compare.py [--mib 256] [--dir /tmp/asdf-rs-bench]
+    python asdf-python/bench/compare.py [--mib 256] [--dir /tmp/asdf-rs-bench] [--dask]
 
 Prints one row per case: best of 3 wall-clock times and the ratio. Not part of the test suite
 (timings do not belong in tests); the numbers depend on the machine and its load.
@@ -45,6 +45,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--dir", default="/tmp/asdf-rs-bench")
+    ap.add_argument("--dask", action="store_true", help="also time a dask sum on 2 worker processes vs 1")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     d = lambda name: os.path.join(args.dir, name)  # noqa: E731
@@ -120,6 +121,24 @@ def main():
         af.write_to(d("w_py.asdf"))
 
     row(f"write {args.mib} MiB zstd", best(rs_write, 2), best(py_write, 2))
+    if args.dask:
+        dask_rows(big, d)
+
+
+def dask_rows(big, d):
+    """A dask sum over a chunked, zstd-compressed array: 2 worker processes vs 1."""
+    import distributed
+
+    rows = big.size // 8
+    asdf_rs.write(d("chunked.asdf"), {"a": asdf_rs.Chunked(big, chunks=(rows,))}, compression="zstd")
+    times = {}
+    for n in (1, 2):
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cl, distributed.Client(cl) as client:
+            with asdf_rs.open(d("chunked.asdf")) as f:
+                arr = f.to_dask("a")
+                client.compute(arr.sum()).result()  # warm the workers (imports, page cache)
+                times[n] = best(lambda: client.compute(arr.sum()).result())
+    print(f"{'dask sum, chunked zstd, 8 chunks':40s} 2 workers {times[2] * 1e3:9.1f} ms   1 worker {times[1] * 1e3:9.1f} ms   {times[1] / times[2]:6.1f}x", flush=True)
 
 
 if __name__ == "__main__":
