@@ -72,7 +72,7 @@ class Array:
         return np.array(a, copy=True) if copy else a
 
     def __getitem__(self, key: Any) -> Any:
-        if self.chunked:
+        if self.chunked and self.dtype.kind in "biufc":  # region reads decode numbers
             region = _region(key, self.shape)
             if region is not None:
                 starts, stops, rest = region

@@ -85,7 +85,7 @@ class _Source:
 
     def __getitem__(self, key: Any) -> Any:
         f = _open(self.path, self.options)
-        if self.chunked:
+        if self.chunked and self.dtype.kind in "biufc":
             region = _region(key, self.shape)
             if region is not None:
                 starts, stops, rest = region
