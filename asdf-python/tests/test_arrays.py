@@ -157,3 +157,16 @@ def test_inline_arrays(tmp_path):
     with asdf_rs.open(p) as f:
         assert np.array_equal(f["a"], np.arange(6).reshape(2, 3))
         assert f.array("a").shape == (2, 3)
+
+
+def test_threads_read_one_file_concurrently(tmp_path):
+    """Reads release the GIL: threads decode arrays of one open file at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    arrays = {f"a{i}": np.random.default_rng(i).standard_normal(50_000) for i in range(8)}
+    p = tmp_path / "many.asdf"
+    asdf_rs.write(p, arrays, compression="zstd")
+    with asdf_rs.open(p) as f, ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: f[k], list(arrays) * 4))
+    for k, a in zip(list(arrays) * 4, got):
+        assert np.array_equal(a, arrays[k])
