@@ -142,6 +142,10 @@ class AsdfFile:
         of the memory map (their ``base`` keeps the file mapped); others are decoded with the
         GIL released (chunked arrays in parallel). Arrays with a mask (a mask array, a sentinel
         value or inline nulls) come back as ``numpy.ma.MaskedArray``.
+
+        As with ``numpy.memmap``, views rely on no other process truncating or rewriting the
+        file in place while they are alive (asdf_rs and Python asdf writers replace files by
+        renaming, which leaves existing maps valid).
         """
         data, mask = self._native.read(_pointer(pointer))
         if mask is not None:
