@@ -144,8 +144,8 @@ class AsdfFile:
         value or inline nulls) come back as ``numpy.ma.MaskedArray``.
 
         As with ``numpy.memmap``, views rely on no other process truncating or rewriting the
-        file in place while they are alive (asdf_rs and Python asdf writers replace files by
-        renaming, which leaves existing maps valid).
+        file in place while they are alive (:func:`write` replaces a file by renaming a new one
+        over it, which leaves existing maps valid; writers that truncate in place do not).
         """
         data, mask = self._native.read(_pointer(pointer))
         if mask is not None:
