@@ -4,10 +4,12 @@
 //!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
 //!   runs the whole workspace test suite with interop tests required (a missing peer fails), then
 //!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed),
-//!   and fails on any `cargo fmt --check`, `cargo clippy --all-targets -D warnings` or rustdoc
-//!   warning (`lint`).
+//!   builds the `asdf_rs` Python package into the venv and runs its pytest suite, and fails on
+//!   any `cargo fmt --check`, `cargo clippy --all-targets -D warnings` or rustdoc warning
+//!   (`lint`).
 //! * `lint`: only the formatting, clippy and rustdoc checks.
 //! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
+//! * `python`: only the `asdf_rs` Python package step of `test`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("venv") => venv().map(|p| println!("{}", p.display())),
         Some("conformance") => conformance(),
+        Some("python") => venv().and_then(|p| python_package(&p)),
         Some("bench") => bench(&args[1..]),
         Some("lint") => lint(),
         Some("fuzz") => fuzz(&args[1..]),
@@ -46,6 +49,7 @@ fn usage() -> &'static str {
      commands:\n  \
        test [-- ARGS]  set up the Python interop venv, then run every test of the workspace\n  \
        lint            cargo fmt --check, clippy --all-targets -D warnings, rustdoc -D warnings\n  \
+       python          build the asdf_rs Python module into the venv and run its pytest suite\n  \
        conformance     reference files, and files written by Python asdf / by us read by the other\n  \
        bench [ARGS]    benchmarks against the Python peers, asdf-rs and rawarray 0.1.4 -> BENCHMARKS.md\n  \
        fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets (nightly) for N seconds each\n  \
@@ -141,6 +145,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     conformance()?;
+    python_package(&python)?;
     // The benchmark harness is its own workspace (see `bench`): its smoke tests run every case
     // at a tiny scale against the same peers, so it cannot rot between benchmark runs.
     run(Command::new(cargo())
@@ -170,13 +175,16 @@ fn fmt_check() -> Result<(), String> {
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["fmt", "--all", "--", "--check"]))?;
-    run(Command::new(cargo()).current_dir(workspace_root()).args([
-        "fmt",
-        "--manifest-path",
-        "benchmarks/Cargo.toml",
-        "--",
-        "--check",
-    ]))
+    for manifest in ["benchmarks/Cargo.toml", "asdf-python/Cargo.toml"] {
+        run(Command::new(cargo()).current_dir(workspace_root()).args([
+            "fmt",
+            "--manifest-path",
+            manifest,
+            "--",
+            "--check",
+        ]))?;
+    }
+    Ok(())
 }
 
 fn clippy_and_docs() -> Result<(), String> {
@@ -202,6 +210,41 @@ fn clippy_and_docs() -> Result<(), String> {
         .current_dir(&root)
         .args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))
+}
+
+/// The `asdf_rs` Python package (`asdf-python/`, its own cargo workspace): its pinned build and
+/// test tools into the interop venv, `maturin develop` (an incremental debug build of the
+/// extension; its dependencies, the workspace crates included, are optimised), then its pytest
+/// suite against Python asdf 6.0.0 and a two-process Dask cluster.
+fn python_package(python: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    let crate_dir = root.join("asdf-python");
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(crate_dir.join("requirements-test.txt")))?;
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the venv interpreter has no venv directory")?;
+    run(Command::new(python)
+        .args(["-m", "maturin", "develop", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("VIRTUAL_ENV", venv))?;
+    run(Command::new(python).current_dir(&crate_dir).args([
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests",
+    ]))
 }
 
 /// `cargo xtask conformance`: prints the table, writes it to target/conformance/CONFORMANCE.md,

@@ -1,0 +1,145 @@
+"""asdf_rs vs Python asdf in one Python process, on files made here (small by default).
+
+    python asdf-python/bench/compare.py [--mib 256] [--dir /tmp/asdf-rs-bench] [--dask]
+
+Prints one row per case: best of 3 wall-clock times and the ratio. Not part of the test suite
+(timings do not belong in tests); the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+
+import asdf
+import asdf_rs
+
+
+def best(fn, repeat=3):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def walk(x):
+    n = 0
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        n += 1
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mib", type=int, default=256)
+    ap.add_argument("--dir", default="/tmp/asdf-rs-bench")
+    ap.add_argument("--dask", action="store_true", help="also time a dask sum on 2 worker processes vs 1")
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    d = lambda name: os.path.join(args.dir, name)  # noqa: E731
+    warnings.simplefilter("ignore")
+    n = args.mib * (1 << 20) // 8
+    rng = np.random.default_rng(0)
+    big = np.cumsum(rng.standard_normal(n)).round(2)
+    tree = {"items": [{"id": i, "name": f"item{i}", "pos": [i * 0.5, -i, 3.25], "ok": i % 2 == 0} for i in range(100_000)]}
+    asdf.AsdfFile(tree).write_to(d("tree.asdf"))
+    asdf.AsdfFile({f"a{i}": np.arange(10, dtype=np.float64) + i for i in range(10_000)}).write_to(d("many.asdf"))
+    asdf_rs.write(d("raw.asdf"), {"a": big})
+    rows = []
+
+    def row(name, ours, theirs):
+        rows.append((name, ours, theirs))
+        print(f"{name:40s} asdf_rs {ours * 1e3:9.1f} ms   asdf {theirs * 1e3:9.1f} ms   {theirs / ours:6.1f}x", flush=True)
+
+    def rs_tree():
+        with asdf_rs.open(d("tree.asdf")) as f:
+            walk(f.tree)
+
+    def py_tree():
+        with asdf.open(d("tree.asdf")) as af:
+            walk(af.tree)
+
+    row("open + walk a 100 000-item tree", best(rs_tree), best(py_tree))
+
+    def rs_many():
+        with asdf_rs.open(d("many.asdf")) as f:
+            for p in f.arrays():
+                f[p]
+
+    def py_many():
+        with asdf.open(d("many.asdf"), lazy_load=False, memmap=False) as af:
+            for k, v in af.tree.items():
+                if k.startswith("a"):
+                    np.asarray(v)
+
+    row("open + read 10 000 small arrays", best(rs_many), best(py_many))
+    for codec in ("zlib", "lz4", "zstd"):
+        asdf.get_config().all_array_compression = codec
+        af = asdf.AsdfFile({"a": big})
+        af.set_array_compression(big, codec)
+        af.write_to(d(f"{codec}.asdf"))
+
+        def rs_read(c=codec):
+            with asdf_rs.open(d(f"{c}.asdf")) as f:
+                f["a"].sum()
+
+        def py_read(c=codec):
+            with asdf.open(d(f"{c}.asdf"), lazy_load=False, memmap=False) as af:
+                np.asarray(af["a"]).sum()
+
+        row(f"read {args.mib} MiB {codec}", best(rs_read), best(py_read))
+    asdf.get_config().all_array_compression = None
+
+    def rs_view():
+        with asdf_rs.open(d("raw.asdf"), validate_checksums=False) as f:
+            f["a"][123]
+
+    def py_view():
+        with asdf.open(d("raw.asdf"), memmap=True) as af:
+            af["a"][123]
+
+    row(f"view {args.mib} MiB raw (one element)", best(rs_view), best(py_view))
+
+    def rs_write():
+        asdf_rs.write(d("w_rs.asdf"), {"a": big}, compression="zstd")
+
+    def py_write():
+        af = asdf.AsdfFile({"a": big})
+        af.set_array_compression(big, "zstd")
+        af.write_to(d("w_py.asdf"))
+
+    row(f"write {args.mib} MiB zstd", best(rs_write, 2), best(py_write, 2))
+    if args.dask:
+        dask_rows(big, d)
+
+
+def dask_rows(big, d):
+    """A dask sum over a chunked, zstd-compressed array: 2 worker processes vs 1."""
+    import distributed
+
+    rows = big.size // 8
+    asdf_rs.write(d("chunked.asdf"), {"a": asdf_rs.Chunked(big, chunks=(rows,))}, compression="zstd")
+    times = {}
+    for n in (1, 2):
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cl, distributed.Client(cl) as client:
+            with asdf_rs.open(d("chunked.asdf")) as f:
+                arr = f.to_dask("a")
+                client.compute(arr.sum()).result()  # warm the workers (imports, page cache)
+                times[n] = best(lambda: client.compute(arr.sum()).result())
+    print(f"{'dask sum, chunked zstd, 8 chunks':40s} 2 workers {times[2] * 1e3:9.1f} ms   1 worker {times[1] * 1e3:9.1f} ms   {times[1] / times[2]:6.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+//! `asdf_rs.write`: Python values into a tree and blocks, written crash-safely by the engine.
+
+use std::path::PathBuf;
+
+use asdf::ndarray::{BigInteger, Datatype, RecordArray, StoreOptions};
+use asdf::yaml::Node;
+use asdf::{AsdfWriter, WriteOptions};
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::dtype::from_numpy;
+use crate::errors::asdf_err;
+
+/// Deepest nesting accepted (a cycle in the tree ends here, as an error).
+const MAX_DEPTH: usize = 512;
+
+/// The Python classes a tree may hold beyond builtins.
+struct Builder<'py> {
+    py: Python<'py>,
+    writer: AsdfWriter,
+    options: StoreOptions,
+    tagged: Bound<'py, PyAny>,
+    chunked: Bound<'py, PyAny>,
+    ndarray: Bound<'py, PyAny>,
+    masked: Bound<'py, PyAny>,
+    generic: Bound<'py, PyAny>,
+    datetime: Bound<'py, PyAny>,
+    date: Bound<'py, PyAny>,
+    b64encode: Bound<'py, PyAny>,
+}
+
+/// Writes `tree` at `path` (see `asdf_rs.write`).
+// The arguments are Python keyword arguments of one call.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (path, tree, tagged, chunked, *, compression = None, version = None, align = 64))]
+pub fn write_native(
+    py: Python<'_>,
+    path: PathBuf,
+    tree: Bound<'_, PyAny>,
+    tagged: Bound<'_, PyAny>,
+    chunked: Bound<'_, PyAny>,
+    compression: Option<&str>,
+    version: Option<String>,
+    align: u32,
+) -> PyResult<()> {
+    let options = match compression {
+        None | Some("none") | Some("") => StoreOptions::default(),
+        Some(c) => StoreOptions::compressed(c).map_err(|e| PyValueError::new_err(e.to_string()))?,
+    };
+    let np = py.import("numpy")?;
+    let dt = py.import("datetime")?;
+    let mut b = Builder {
+        py,
+        writer: AsdfWriter::new(),
+        options,
+        tagged,
+        chunked,
+        ndarray: np.getattr("ndarray")?,
+        masked: np.getattr("ma")?.getattr("MaskedArray")?,
+        generic: np.getattr("generic")?,
+        datetime: dt.getattr("datetime")?,
+        date: dt.getattr("date")?,
+        b64encode: py.import("base64")?.getattr("b64encode")?,
+    };
+    let root = b.node(&tree, &mut String::new(), 0)?;
+    let mut wopts = WriteOptions::default();
+    wopts.blocks.align = align;
+    if let Some(v) = version {
+        wopts.standard_version = v;
+    }
+    let writer = b.writer;
+    py.detach(|| writer.write_path(&path, root, &wopts))
+        .map_err(asdf_err)
+}
+
+impl<'py> Builder<'py> {
+    fn node(&mut self, obj: &Bound<'py, PyAny>, path: &mut String, depth: usize) -> PyResult<Node> {
+        if depth > MAX_DEPTH {
+            return Err(PyValueError::new_err(format!(
+                "the tree at {path:?} is nested deeper than {MAX_DEPTH} levels (or has a cycle)"
+            )));
+        }
+        if obj.is_none() {
+            return Ok(Node::null());
+        }
+        if let Ok(b) = obj.cast::<PyBool>() {
+            return Ok(Node::from(b.is_true()));
+        }
+        if obj.is_instance(&self.tagged)? {
+            let tag: String = obj.getattr("tag")?.extract()?;
+            let value = obj.call_method0("_untagged")?;
+            return Ok(self.node(&value, path, depth + 1)?.with_tag(tag));
+        }
+        if let Ok(i) = obj.cast::<PyInt>() {
+            return self.int(i);
+        }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(Node::from(f.value()));
+        }
+        if let Ok(s) = obj.cast::<PyString>() {
+            return Ok(Node::from(s.to_str()?));
+        }
+        if let Ok(z) = obj.cast::<PyComplex>() {
+            let c = num_complex::Complex::new(z.real(), z.imag());
+            return Ok(asdf::ndarray::complex_node(c));
+        }
+        if obj.is_instance(&self.chunked)? {
+            return self.chunked_array(obj, path);
+        }
+        if obj.is_instance(&self.masked)? {
+            return self.masked_array(obj, path);
+        }
+        if obj.is_instance(&self.ndarray)? {
+            return self.array(obj, path);
+        }
+        if obj.is_instance(&self.generic)? {
+            return self.node(&obj.call_method0("item")?, path, depth + 1);
+        }
+        if let Ok(d) = obj.cast::<PyDict>() {
+            return self.mapping(d, path, depth);
+        }
+        if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
+            let mut items = Vec::new();
+            let len = path.len();
+            for (i, item) in obj.try_iter()?.enumerate() {
+                path.push_str(&format!("/{i}"));
+                items.push(self.node(&item?, path, depth + 1)?);
+                path.truncate(len);
+            }
+            return Ok(Node::sequence(items));
+        }
+        if let Ok(b) = obj.cast::<PyBytes>() {
+            let text: String = self
+                .b64encode
+                .call1((b,))?
+                .call_method1("decode", ("ascii",))?
+                .extract()?;
+            return Ok(Node::from(text).with_tag("tag:yaml.org,2002:binary"));
+        }
+        if obj.is_instance(&self.datetime)? || obj.is_instance(&self.date)? {
+            let text: String = obj
+                .call_method1("isoformat", (" ",))
+                .or_else(|_| obj.call_method0("isoformat"))?
+                .extract()?;
+            return Ok(Node::from(text).with_tag("tag:yaml.org,2002:timestamp"));
+        }
+        if obj.hasattr("__array__")? {
+            let a = self.py.import("numpy")?.getattr("asarray")?.call1((obj,))?;
+            return self.array(&a, path);
+        }
+        Err(PyTypeError::new_err(format!(
+            "cannot store a {} at {path:?} in an ASDF tree",
+            obj.get_type().name()?
+        )))
+    }
+
+    fn mapping(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        path: &mut String,
+        depth: usize,
+    ) -> PyResult<Node> {
+        let mut entries = Vec::with_capacity(d.len());
+        let len = path.len();
+        for (k, v) in d.iter() {
+            let token = k.str()?.to_string().replace('~', "~0").replace('/', "~1");
+            let key = self.node(&k, path, depth + 1)?;
+            path.push('/');
+            path.push_str(&token);
+            let value = self.node(&v, path, depth + 1)?;
+            path.truncate(len);
+            entries.push((key, value));
+        }
+        Ok(Node::mapping(entries))
+    }
+
+    /// Integers within `i64` as YAML ints; larger ones as `core/integer-1.1.0` (which Python
+    /// asdf reads back as `int`; it refuses to write such literals).
+    fn int(&mut self, i: &Bound<'py, PyInt>) -> PyResult<Node> {
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Node::from(v));
+        }
+        let text = i.str()?.to_string();
+        let big =
+            BigInteger::from_decimal(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        big.to_node(self.writer.arrays_mut(), &StoreOptions::inline())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    fn array(&mut self, a: &Bound<'py, PyAny>, path: &str) -> PyResult<Node> {
+        let ua = a.cast::<PyUntypedArray>()?;
+        let (dt, _) = from_numpy(&ua.dtype().into_any())?;
+        let err = |e: asdf::AsdfError| PyValueError::new_err(format!("array at {path:?}: {e}"));
+        match &dt {
+            Datatype::Scalar(_) => {
+                // Native byte order, any strides.
+                let native = native_order(a)?;
+                let opts = self.options.clone();
+                add_typed(&mut self.writer, &native, AddOp::Plain(&opts))
+                    .map_err(err)?
+                    .ok_or_else(|| unsupported(path, &dt))
+            }
+            Datatype::Ascii(_) | Datatype::Ucs4(_) => {
+                let ucs4 = matches!(dt, Datatype::Ucs4(_));
+                let shape = ua.shape().to_vec();
+                let flat = a.call_method0("ravel")?.call_method0("tolist")?;
+                let mut strings = Vec::new();
+                for item in flat.try_iter()? {
+                    let item = item?;
+                    let s: String = match item.cast::<PyBytes>() {
+                        Ok(b) => String::from_utf8(b.as_bytes().to_vec()).map_err(|_| {
+                            PyValueError::new_err(format!(
+                                "array at {path:?}: bytes strings must be ASCII"
+                            ))
+                        })?,
+                        Err(_) => item.extract()?,
+                    };
+                    strings.push(s);
+                }
+                let arr = ndarray::ArrayD::from_shape_vec(shape, strings)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                self.writer
+                    .arrays_mut()
+                    .add_strings(&arr, ucs4, &self.options)
+                    .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))
+            }
+            Datatype::Record(fields) => {
+                let contiguous = self
+                    .py
+                    .import("numpy")?
+                    .getattr("ascontiguousarray")?
+                    .call1((a,))?;
+                let bytes: Vec<u8> = contiguous.call_method0("tobytes")?.extract()?;
+                let r = RecordArray::new(
+                    fields.clone(),
+                    ua.shape().to_vec(),
+                    asdf::ndarray::ByteOrder::NATIVE,
+                    bytes,
+                )
+                .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))?;
+                self.writer
+                    .arrays_mut()
+                    .add_records(&r, &self.options)
+                    .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))
+            }
+        }
+    }
+
+    fn masked_array(&mut self, m: &Bound<'py, PyAny>, path: &str) -> PyResult<Node> {
+        let np = self.py.import("numpy")?;
+        let data = m.getattr("data")?;
+        let mask = np.getattr("ma")?.getattr("getmaskarray")?.call1((m,))?;
+        let mask = mask.cast::<PyArrayDyn<bool>>()?.readonly();
+        let mask_view = mask.as_array();
+        let native = native_order(&data)?;
+        let opts = self.options.clone();
+        let (dt, _) = from_numpy(&data.getattr("dtype")?)?;
+        add_typed(&mut self.writer, &native, AddOp::Masked(mask_view, &opts))
+            .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))?
+            .ok_or_else(|| unsupported(path, &dt))
+    }
+
+    fn chunked_array(&mut self, c: &Bound<'py, PyAny>, path: &str) -> PyResult<Node> {
+        let data = c.getattr("array")?;
+        let chunks: Vec<usize> = c.getattr("chunks")?.extract()?;
+        let (dt, _) = from_numpy(&data.getattr("dtype")?)?;
+        let native = native_order(&data)?;
+        let opts = self.options.clone();
+        add_typed(&mut self.writer, &native, AddOp::Chunked(&chunks, &opts))
+            .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))?
+            .ok_or_else(|| unsupported(path, &dt))
+    }
+}
+
+/// `a` in this machine's byte order (the array itself when it already is: no copy).
+fn native_order<'py>(a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = a.getattr("dtype")?.call_method1("newbyteorder", ("=",))?;
+    let kwargs = PyDict::new(a.py());
+    kwargs.set_item("copy", false)?;
+    a.call_method("astype", (dtype,), Some(&kwargs))
+}
+
+fn unsupported(path: &str, dt: &Datatype) -> PyErr {
+    PyTypeError::new_err(format!("array at {path:?}: cannot store {dt} arrays"))
+}
+
+/// How an array is added to the writer.
+enum AddOp<'a> {
+    Plain(&'a StoreOptions),
+    Masked(ndarray::ArrayViewD<'a, bool>, &'a StoreOptions),
+    Chunked(&'a [usize], &'a StoreOptions),
+}
+
+impl AddOp<'_> {
+    fn apply<T: asdf::Element>(
+        &self,
+        w: &mut AsdfWriter,
+        v: &ndarray::ArrayViewD<'_, T>,
+    ) -> Result<Node, asdf::AsdfError> {
+        match self {
+            AddOp::Plain(o) => w.add(v, o),
+            AddOp::Masked(mask, o) => {
+                w.arrays_mut()
+                    .add_masked(v, mask, o)
+                    .map_err(|e| asdf::AsdfError::Array {
+                        pointer: "a masked array".into(),
+                        source: e,
+                    })
+            }
+            AddOp::Chunked(chunks, o) => w.add_chunked(v, Some(chunks), o),
+        }
+    }
+}
+
+/// Adds the native-order NumPy array `a` with `op` (`None` for a dtype without an ASDF scalar
+/// type).
+fn add_typed(
+    w: &mut AsdfWriter,
+    a: &Bound<'_, PyAny>,
+    op: AddOp<'_>,
+) -> Result<Option<Node>, asdf::AsdfError> {
+    macro_rules! try_type {
+        ($($t:ty),*) => {$(
+            if let Ok(arr) = a.cast::<PyArrayDyn<$t>>() {
+                let ro = arr.readonly();
+                return op.apply(w, &ro.as_array()).map(Some);
+            }
+        )*};
+    }
+    try_type!(
+        i8,
+        i16,
+        i32,
+        i64,
+        u8,
+        u16,
+        u32,
+        u64,
+        half::f16,
+        f32,
+        f64,
+        num_complex::Complex<f32>,
+        num_complex::Complex<f64>,
+        bool
+    );
+    Ok(None)
+}
