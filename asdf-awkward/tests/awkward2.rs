@@ -3,10 +3,12 @@
 //! with `ak.to_list`; we write them back and awkward 2 reads them and compares with the original
 //! (`ak.array_equal` with parameters, the type string, `to_list`).
 
+use asdf::yaml::Node;
+use asdf::{AsdfFile, AsdfWriter, StoreOptions};
 use asdf_awkward::{
-    from_awkward2, read_array, read_awkward2_dir, read_awkward2_npz, to_awkward2, write_array,
-    write_awkward2_dir, write_awkward2_npz, FromBuffersOptions, MemoryStore, ReadOptions,
-    WriteOptions,
+    from_asdf, from_awkward2, read_array, read_awkward2_dir, read_awkward2_npz, to_asdf_awkward2,
+    to_awkward2, write_array, write_awkward2_dir, write_awkward2_npz, FromBuffersOptions,
+    MemoryStore, ReadOptions, WriteOptions,
 };
 use serde_json::Value as Json;
 
@@ -135,6 +137,38 @@ for name in names:
 print(json.dumps({"checked": len(names), "failures": failures}))
 "#;
 
+/// Reads our ASDF file (argv[2]) with Python asdf and `ak.from_buffers`, compares with awkward 2's
+/// own files (argv[1]), then writes every array into a new ASDF file (argv[3]) the same way, its
+/// buffers typed as `ak.to_buffers` returns them. Prints `{"checked": n, "failures": [...]}`.
+const ASDF_BOTH_WAYS: &str = r#"
+import sys, json, pathlib, warnings
+import numpy as np, awkward as ak, asdf
+src, ours, theirs = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+TAG = "tag:asdf-rust.dev,2026:awkward/awkward2-1.0.0"
+warnings.simplefilter("ignore")
+failures = []
+originals = {}
+for p in sorted(src.glob("*.npz")):
+    f = np.load(p)
+    originals[p.stem] = (str(f["form"]), int(f["length"]), {k: f[k] for k in f.files if k not in ("form", "length")})
+with asdf.open(ours) as af:
+    for name, (form, length, buffers) in originals.items():
+        node = af.tree[name]
+        if getattr(node, "_tag", None) != TAG:
+            failures.append([name, "tag %r" % getattr(node, "_tag", None)])
+        back = ak.from_buffers(node["form"], node["length"], {k: np.asarray(v) for k, v in node["buffers"].items()})
+        orig = ak.from_buffers(form, length, buffers)
+        if not ak.array_equal(orig, back, equal_nan=True, check_parameters=True) or str(orig.type) != str(back.type):
+            failures.append([name, "differs: %s vs %s" % (back.type, orig.type)])
+tree = {}
+for name, (form, length, buffers) in originals.items():
+    # ASDF has no datetime (or, in asdf 6, float16) datatype: those go as raw bytes.
+    typed = {k: (v.view(np.uint8) if v.dtype.kind in "mM" or v.dtype == np.float16 else v) for k, v in buffers.items()}
+    tree[name] = asdf.tagged.TaggedDict({"form": json.loads(form), "length": length, "buffers": typed}, TAG)
+asdf.AsdfFile(tree).write_to(theirs, all_array_compression="zlib")
+print(json.dumps({"checked": len(originals), "failures": failures}))
+"#;
+
 fn py_json(out: &[u8]) -> Json {
     serde_json::from_slice(out).unwrap_or_else(|e| {
         panic!(
@@ -181,6 +215,7 @@ fn awkward2_writes_we_read_we_write_awkward2_reads() {
     let opts = FromBuffersOptions::default();
     let mut failures = Vec::new();
     let mut awkward0_refused = Vec::new();
+    let mut imported = Vec::new();
     for (name, e) in expected {
         let from_npz = read_awkward2_npz(src.join(format!("{name}.npz")), &opts)
             .unwrap_or_else(|err| panic!("{name}.npz: {err}"));
@@ -223,6 +258,7 @@ fn awkward2_writes_we_read_we_write_awkward2_reads() {
             Err(err) => awkward0_refused.push(format!("{name}: {err}")),
         }
         write_awkward2_npz(&from_npz, dst.join(format!("{name}.npz"))).unwrap();
+        imported.push((name.clone(), from_npz.clone()));
         write_awkward2_dir(&from_dir, dst.join(format!("{name}_dir"))).unwrap();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -241,4 +277,55 @@ fn awkward2_writes_we_read_we_write_awkward2_reads() {
         Json::Array(vec![]),
         "awkward 2 disagrees: {report}"
     );
+
+    // ASDF: every array in one file under the awkward 2 tag, blocks with several codecs.
+    let ours = dst.join("ours.asdf");
+    let theirs = dst.join("theirs.asdf");
+    let codecs = ["none", "zlib", "zstd", "lz4", "bzp2"];
+    let mut w = AsdfWriter::new();
+    let mut tree = Vec::new();
+    for (i, (name, layout)) in imported.iter().enumerate() {
+        let store = StoreOptions::compressed(codecs[i % codecs.len()]).unwrap();
+        tree.push((
+            name.clone(),
+            to_asdf_awkward2(layout, &mut w, &store).unwrap(),
+        ));
+    }
+    w.write_path(&ours, Node::mapping(tree), &Default::default())
+        .unwrap();
+    let f = AsdfFile::open(&ours).unwrap();
+    for (name, _) in &imported {
+        let back = from_asdf(&f, &format!("/{name}"), &ReadOptions::default()).unwrap();
+        assert_eq!(
+            back.to_json().unwrap(),
+            expected[name]["list"],
+            "{name} via ASDF"
+        );
+    }
+    let report = py_json(&asdf_testkit::run_python(
+        &py,
+        ASDF_BOTH_WAYS,
+        &[
+            src.to_str().unwrap(),
+            ours.to_str().unwrap(),
+            theirs.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(report["checked"].as_u64(), Some(expected.len() as u64));
+    assert_eq!(
+        report["failures"],
+        Json::Array(vec![]),
+        "awkward 2 via ASDF: {report}"
+    );
+    // Python's file: buffers typed as ak.to_buffers gives them, zlib blocks.
+    let f = AsdfFile::open(&theirs).unwrap();
+    for (name, e) in expected {
+        let back = from_asdf(&f, &format!("/{name}"), &ReadOptions::default())
+            .unwrap_or_else(|err| panic!("{name} from Python's ASDF: {err}"));
+        assert_eq!(
+            back.to_json().unwrap(),
+            e["list"],
+            "{name} from Python's ASDF"
+        );
+    }
 }

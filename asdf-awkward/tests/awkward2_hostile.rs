@@ -281,3 +281,43 @@ fn container_files_are_checked() {
     std::fs::write(&bad, &evil).unwrap();
     assert!(read_awkward2_npz(&bad, &FromBuffersOptions::default()).is_err());
 }
+
+#[test]
+fn asdf_nodes_are_checked() {
+    use asdf::yaml::Node;
+    use asdf_awkward::{from_asdf, to_asdf_awkward2, ReadOptions, AWKWARD2_TAG};
+    let a = asdf_awkward::Layout::from_json(&json!([[1.5], []])).unwrap();
+    let mut w = asdf::AsdfWriter::new();
+    let good = to_asdf_awkward2(&a, &mut w, &asdf::StoreOptions::default()).unwrap();
+    let form = good.get("form").unwrap().clone();
+    let missing = Node::mapping([
+        ("form", form.clone()),
+        ("length", Node::from(2u64)),
+        ("buffers", Node::mapping(Vec::<(&str, Node)>::new())),
+    ])
+    .with_tag(AWKWARD2_TAG);
+    let negative = Node::mapping([
+        ("form", form),
+        ("length", Node::from(-1i64)),
+        ("buffers", Node::mapping(Vec::<(&str, Node)>::new())),
+    ])
+    .with_tag(AWKWARD2_TAG);
+    let other = Node::mapping([("x", Node::from(1i64))]).with_tag("tag:example.org,2026:other");
+    let tree = Node::mapping([
+        ("good", good),
+        ("missing", missing),
+        ("negative", negative),
+        ("other", other),
+    ]);
+    let bytes = w.to_bytes(tree, &Default::default()).unwrap();
+    let f = asdf::AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+    let opts = ReadOptions::default();
+    let back = from_asdf(&f, "/good", &opts).unwrap();
+    assert_eq!(back.to_json().unwrap(), json!([[1.5], []]));
+    let e = from_asdf(&f, "/missing", &opts).unwrap_err();
+    assert!(matches!(e, Error::MissingBlob { .. }), "{e}");
+    let e = from_asdf(&f, "/negative", &opts).unwrap_err();
+    assert!(e.to_string().contains("length"), "{e}");
+    let e = from_asdf(&f, "/other", &opts).unwrap_err();
+    assert!(e.to_string().contains(AWKWARD2_TAG), "{e}");
+}
