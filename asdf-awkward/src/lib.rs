@@ -63,8 +63,17 @@
 //! in [`classes`]; written as awkward0 they become their nearest awkward0 stand-ins.
 //! [`write_awkward2_dir`]/[`read_awkward2_dir`] and [`write_awkward2_npz`]/[`read_awkward2_npz`]
 //! keep the buffers in a directory or an `.npz` (see [`awkward2_files`]).
+//!
+//! # Arrow and Parquet
+//!
+//! With the `arrow` feature, `arrow::to_arrow`/`arrow::from_arrow` convert layouts to arrow-rs
+//! arrays and back, following `ak.to_arrow`'s mapping; with `parquet`,
+//! `parquet_io::write_parquet`/`parquet_io::read_parquet` write and read Parquet files that
+//! `ak.from_parquet` and pyarrow read (and read theirs).
 #![warn(missing_docs)]
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 #[cfg(feature = "asdf")]
 pub mod asdf_store;
 pub mod awkd;
@@ -77,6 +86,8 @@ pub mod from_buffers;
 pub mod layout;
 pub mod limits;
 pub mod numpy;
+#[cfg(feature = "parquet")]
+pub mod parquet_io;
 mod pickle;
 pub mod read;
 pub mod store;
