@@ -412,7 +412,10 @@ pub fn from_record_batch(batch: &RecordBatch) -> Result<Layout> {
 
 /// An Arrow array as a layout (see the module documentation for the mapping).
 pub fn from_arrow(a: &dyn Array) -> Result<Layout> {
-    back(a, 0)
+    let l = back(a, 0)?;
+    // arrow-rs validates arrays it builds from files; this also covers hand-built ones.
+    l.validate()?;
+    Ok(l)
 }
 
 fn leaf(data: Buffer) -> Layout {
@@ -477,6 +480,7 @@ fn back(a: &dyn Array, depth: usize) -> Result<Layout> {
     }
 }
 
+/// The values of `a` (validity aside): one arm per Arrow type, a table kept whole on purpose.
 fn values_of(a: &dyn Array, d: usize) -> Result<Layout> {
     use arrow_array::cast::AsArray;
     Ok(match a.data_type() {

@@ -50,6 +50,12 @@ pub const AWKWARD0_TAG: &str = "tag:asdf-rust.dev,2026:awkward/awkward0-1.0.0";
 /// project, next to [`AWKWARD0_TAG`]).
 pub const AWKWARD2_TAG: &str = "tag:asdf-rust.dev,2026:awkward/awkward2-1.0.0";
 
+/// Whether a node's tag is one of this crate's awkward array tags (awkward0 or awkward 2): the
+/// nodes [`from_asdf`] reads.
+pub fn is_awkward_tag(tag: Option<&str>) -> bool {
+    matches!(tag, Some(AWKWARD0_TAG) | Some(AWKWARD2_TAG))
+}
+
 fn err(pointer: &str, message: impl Into<String>) -> Error {
     Error::Asdf {
         pointer: pointer.to_string(),

@@ -255,6 +255,7 @@ impl Conv {
         Ok(())
     }
 
+    /// The form of `l`: one arm per layout class (a dispatch table, kept whole on purpose).
     fn form(&mut self, l: &Layout, depth: usize) -> Result<Json> {
         if depth > crate::layout::MAX_NESTING {
             return Err(unsupported("nesting too deep"));

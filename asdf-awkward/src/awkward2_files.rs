@@ -125,7 +125,12 @@ pub fn read_awkward2_npz(path: impl AsRef<Path>, opts: &FromBuffersOptions) -> R
         .ok_or_else(|| {
             crate::from_buffers::form_err("length.npy", "not a non-negative integer scalar")
         })?;
-    from_buffers(&form, length, &NpzBuffers(&store), opts)
+    let buffers = NpzBuffers {
+        npz: &store,
+        max: opts.limits.max_blob_bytes,
+        pending: Default::default(),
+    };
+    from_buffers(&form, length, &buffers, opts)
 }
 
 struct NpzStore(AwkdFile);
@@ -142,11 +147,22 @@ impl NpzStore {
 }
 
 /// The buffers of an `.npz`, by key (the entry name without `.npy`), as raw little-endian bytes.
-struct NpzBuffers<'a>(&'a NpzStore);
+/// An entry whose size was asked for is kept until it is read, so each is read once.
+struct NpzBuffers<'a> {
+    npz: &'a NpzStore,
+    /// Largest entry read (`Limits::max_blob_bytes`), also where the caller gives no bound.
+    max: u64,
+    pending: std::cell::RefCell<std::collections::HashMap<String, Vec<u8>>>,
+}
 
-impl BlobStore for NpzBuffers<'_> {
-    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
-        let Some(e) = self.0.get(name, max_bytes)? else {
+impl NpzBuffers<'_> {
+    fn load(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+        let max_bytes = max_bytes.min(self.max);
+        if let Some(v) = self.pending.borrow_mut().remove(name) {
+            crate::store::check_size(name, v.len() as u64, max_bytes)?;
+            return Ok(Some(v));
+        }
+        let Some(e) = self.npz.get(name, max_bytes)? else {
             return Ok(None);
         };
         if e.descr.starts_with('>') && npy::itemsize(&e.descr).is_some_and(|s| s > 1) {
@@ -156,13 +172,19 @@ impl BlobStore for NpzBuffers<'_> {
             });
         }
         crate::store::check_size(name, e.data.len() as u64, max_bytes)?;
-        Ok(Some(Cow::Owned(e.data)))
+        Ok(Some(e.data))
+    }
+}
+
+impl BlobStore for NpzBuffers<'_> {
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
+        Ok(self.load(name, max_bytes)?.map(Cow::Owned))
     }
 
     fn names(&self) -> Result<Vec<String>> {
         Ok(self
+            .npz
             .0
-             .0
             .names()?
             .into_iter()
             .filter_map(|n| n.strip_suffix(".npy").map(str::to_string))
@@ -170,7 +192,27 @@ impl BlobStore for NpzBuffers<'_> {
     }
 
     fn size(&self, name: &str) -> Result<Option<u64>> {
-        Ok(self.get(name, u64::MAX)?.map(|b| b.len() as u64))
+        if let Some(v) = self.pending.borrow().get(name) {
+            return Ok(Some(v.len() as u64));
+        }
+        let Some(v) = self.load(name, self.max)? else {
+            return Ok(None);
+        };
+        let n = v.len() as u64;
+        self.pending.borrow_mut().insert(name.to_string(), v);
+        Ok(Some(n))
+    }
+
+    fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
+        let v = self
+            .load(name, self.max)?
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
+        let src = v.get(..out.len()).ok_or_else(|| Error::Blob {
+            name: name.into(),
+            message: format!("{} bytes requested, the buffer has {}", out.len(), v.len()),
+        })?;
+        out.copy_from_slice(src);
+        Ok(())
     }
 }
 

@@ -312,17 +312,8 @@ struct Importer<'a> {
 }
 
 impl<'a> Importer<'a> {
-    /// The first `need` bytes of buffer `attribute` of `node` (borrowed when the store holds
-    /// them in memory), after checking its size.
-    fn buffer<'s>(
-        &mut self,
-        node: &FormNode<'_>,
-        attribute: &str,
-        need: u64,
-    ) -> Result<Cow<'s, [u8]>>
-    where
-        'a: 's,
-    {
+    /// The key of buffer `attribute` of `node`, after charging `need` bytes to the limits.
+    fn key(&mut self, node: &FormNode<'_>, attribute: &str, need: u64) -> Result<String> {
         let fk = node.form_key()?.ok_or_else(|| {
             form_err(
                 &node.loc,
@@ -355,21 +346,38 @@ impl<'a> Importer<'a> {
                 limit: limits.max_total_bytes,
             });
         }
+        Ok(key)
+    }
+
+    fn short(node: &FormNode<'_>, key: String, have: u64, need: u64) -> Error {
+        Error::Blob {
+            name: key,
+            message: format!(
+                "has {have} bytes, the {} at {} needs {need}",
+                node.class, node.loc
+            ),
+        }
+    }
+
+    /// The first `need` bytes of buffer `attribute` of `node` (borrowed when the store holds
+    /// them in memory), after checking its size.
+    fn buffer<'s>(
+        &mut self,
+        node: &FormNode<'_>,
+        attribute: &str,
+        need: u64,
+    ) -> Result<Cow<'s, [u8]>>
+    where
+        'a: 's,
+    {
+        let key = self.key(node, attribute, need)?;
         // The store checks the stored size against the limit before reading it.
         let bytes = self
             .store
-            .get(&key, limits.max_blob_bytes)?
+            .get(&key, self.opts.limits.max_blob_bytes)?
             .ok_or_else(|| Error::MissingBlob { name: key.clone() })?;
         if (bytes.len() as u64) < need {
-            return Err(Error::Blob {
-                name: key,
-                message: format!(
-                    "has {} bytes, the {} at {} needs {need}",
-                    bytes.len(),
-                    node.class,
-                    node.loc
-                ),
-            });
+            return Err(Self::short(node, key, bytes.len() as u64, need));
         }
         let need = need as usize;
         Ok(match bytes {
@@ -381,6 +389,45 @@ impl<'a> Importer<'a> {
         })
     }
 
+    /// `scalars` values of `prim` from buffer `attribute`, read straight into typed memory
+    /// (one copy from the store) once the stored size is known to cover them.
+    fn typed(
+        &mut self,
+        node: &FormNode<'_>,
+        attribute: &str,
+        prim: &Primitive,
+        scalars: usize,
+    ) -> Result<crate::numpy::Buffer> {
+        let need = (scalars as u64)
+            .checked_mul(prim.itemsize() as u64)
+            .ok_or_else(|| form_err(&node.loc, "buffer size overflows"))?;
+        if matches!(prim, Primitive::Bool) {
+            // `bool` cannot be filled in place (its bytes must be checked): decode a copy.
+            let bytes = self.buffer(node, attribute, need)?;
+            return Ok(crate::numpy::Buffer::decode(
+                prim,
+                ByteOrder::Little,
+                &bytes,
+            ));
+        }
+        let key = self.key(node, attribute, need)?;
+        let have = self
+            .store
+            .size(&key)?
+            .ok_or_else(|| Error::MissingBlob { name: key.clone() })?;
+        if have < need {
+            return Err(Self::short(node, key, have, need));
+        }
+        // `need` bytes are stored, so this allocation is backed by real data.
+        let mut out = crate::numpy::Buffer::zeroed(prim, scalars)
+            .ok_or_else(|| form_err(&node.loc, "cannot hold this primitive in place"))?;
+        if let Some(bytes) = out.bytes_mut() {
+            self.store.read_into(&key, bytes)?;
+        }
+        out.fix_order(ByteOrder::Little);
+        Ok(out)
+    }
+
     /// `count` entries of index buffer `attribute`, widened to `i64`.
     fn index(
         &mut self,
@@ -389,6 +436,12 @@ impl<'a> Importer<'a> {
         ty: IndexType,
         count: usize,
     ) -> Result<Vec<i64>> {
+        if ty == IndexType::I64 {
+            return match self.typed(node, attribute, &Primitive::I64, count)? {
+                crate::numpy::Buffer::I64(v) => Ok(v),
+                _ => Err(form_err(&node.loc, "int64 index read as another type")),
+            };
+        }
         let need = (count as u64)
             .checked_mul(ty.size() as u64)
             .ok_or_else(|| form_err(&node.loc, "index size overflows"))?;
@@ -396,6 +449,8 @@ impl<'a> Importer<'a> {
         Ok(ty.decode(&bytes))
     }
 
+    /// One form node: checks, then dispatch to the class (one arm per class keeps the whole
+    /// table in view, hence the length).
     fn node(&mut self, form: &Json, loc: &str, length: usize, depth: usize) -> Result<Layout> {
         if depth > self.opts.limits.max_depth {
             return Err(Error::Limit {
@@ -467,30 +522,7 @@ impl<'a> Importer<'a> {
             "RegularArray" => self.regular(&n, length, d)?,
             "RecordArray" => self.record(&n, length, d)?,
             "IndexedArray" | "IndexedOptionArray" => self.indexed(&n, length, d)?,
-            "ByteMaskedArray" => {
-                n.index_type("mask", &["i8"])?;
-                let mask = self.buffer(&n, "mask", length as u64)?;
-                let valid_when = n.bool("valid_when")?;
-                let content = self.child(n.content()?, &n.loc, ".content", length, d)?;
-                Layout::Masked(MaskedArray {
-                    mask: mask.iter().map(|&b| b != 0).collect(),
-                    content,
-                    masked_when: !valid_when,
-                })
-            }
-            "BitMaskedArray" => {
-                n.index_type("mask", &["u8"])?;
-                let mask = self.buffer(&n, "mask", length.div_ceil(8) as u64)?;
-                let valid_when = n.bool("valid_when")?;
-                let lsb_order = n.bool("lsb_order")?;
-                let content = self.child(n.content()?, &n.loc, ".content", length, d)?;
-                Layout::BitMasked(BitMaskedArray {
-                    mask: mask.into_owned(),
-                    content,
-                    masked_when: !valid_when,
-                    lsb_order,
-                })
-            }
+            "ByteMaskedArray" | "BitMaskedArray" => self.masked(&n, length, d)?,
             "UnmaskedArray" => Layout::Unmasked(UnmaskedArray {
                 content: self.child(n.content()?, &n.loc, ".content", length, d)?,
             }),
@@ -499,6 +531,30 @@ impl<'a> Importer<'a> {
         };
         layout.validate_node(loc)?;
         Ok(with_parameters(layout, parameters))
+    }
+
+    fn masked(&mut self, n: &FormNode<'_>, length: usize, d: usize) -> Result<Layout> {
+        let valid_when = n.bool("valid_when")?;
+        if n.class == "ByteMaskedArray" {
+            n.index_type("mask", &["i8"])?;
+            let mask = self.buffer(n, "mask", length as u64)?;
+            let content = self.child(n.content()?, &n.loc, ".content", length, d)?;
+            return Ok(Layout::Masked(MaskedArray {
+                mask: mask.iter().map(|&b| b != 0).collect(),
+                content,
+                masked_when: !valid_when,
+            }));
+        }
+        n.index_type("mask", &["u8"])?;
+        let mask = self.buffer(n, "mask", length.div_ceil(8) as u64)?;
+        let lsb_order = n.bool("lsb_order")?;
+        let content = self.child(n.content()?, &n.loc, ".content", length, d)?;
+        Ok(Layout::BitMasked(BitMaskedArray {
+            mask: mask.into_owned(),
+            content,
+            masked_when: !valid_when,
+            lsb_order,
+        }))
     }
 
     fn child(
@@ -548,12 +604,12 @@ impl<'a> Importer<'a> {
             order: ByteOrder::Little,
             inner_shape,
         };
-        let need = dtype
-            .element_bytes()
-            .and_then(|e| (e as u64).checked_mul(length as u64))
+        let scalars = dtype
+            .inner_size()
+            .and_then(|e| e.checked_mul(length))
             .ok_or_else(|| form_err(&n.loc, "data size overflows"))?;
-        let bytes = self.buffer(n, "data", need)?;
-        Ok(Layout::Numpy(NumpyArray::decode(&dtype, length, &bytes)))
+        let data = self.typed(n, "data", &dtype.primitive, scalars)?;
+        Ok(Layout::Numpy(NumpyArray::from_parts(&dtype, data, length)))
     }
 
     fn list(

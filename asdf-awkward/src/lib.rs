@@ -96,7 +96,9 @@ pub mod whitelist;
 pub mod write;
 
 #[cfg(feature = "asdf")]
-pub use asdf_store::{from_asdf, to_asdf, to_asdf_awkward2, AWKWARD0_TAG, AWKWARD2_TAG};
+pub use asdf_store::{
+    from_asdf, is_awkward_tag, to_asdf, to_asdf_awkward2, AWKWARD0_TAG, AWKWARD2_TAG,
+};
 pub use awkd::{check_names, save_awkd, AwkdFile, SaveMode};
 pub use awkward2::{to_awkward2, Awkward2Buffers};
 pub use awkward2_files::{

@@ -168,7 +168,7 @@ fn malformed_forms_name_the_node() {
         (
             json!({"class": "ByteMaskedArray", "mask": "i8", "content": leaf("node1"),
                 "form_key": "node0"}),
-            "needs a \"mask\"",
+            "needs a \"valid_when\"",
         ),
         (
             json!({"class": "ListOffsetArray", "offsets": "i64", "parameters": [1],
