@@ -60,15 +60,22 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
 pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
     let path = path.as_ref();
     let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| pq_err(path, e))?
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq_err(path, e))?;
+    // Large batches: the layout is one array, so small batches would only be concatenated.
+    let rows = builder.metadata().file_metadata().num_rows();
+    let batch_size = usize::try_from(rows).unwrap_or(1).clamp(1, 1 << 24);
+    let reader = builder
+        .with_batch_size(batch_size)
         .build()
         .map_err(|e| pq_err(path, e))?;
     let schema = reader.schema();
-    let batches = reader
+    let mut batches = reader
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| pq_err(path, e))?;
-    let batch =
-        arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| pq_err(path, e))?;
+    let batch = if batches.len() == 1 {
+        batches.remove(0)
+    } else {
+        arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| pq_err(path, e))?
+    };
     from_record_batch(&batch)
 }
