@@ -114,13 +114,13 @@ pub fn read_awkward2_npz(path: impl AsRef<Path>, opts: &FromBuffersOptions) -> R
     let form = store.get("form", max)?.ok_or_else(|| Error::MissingBlob {
         name: "form.npy".into(),
     })?;
-    let form = npy::text(&form.data, &form.descr)
+    let form = npy::text(form.data(), &form.descr)
         .ok_or_else(|| crate::from_buffers::form_err("form.npy", "not a unicode or bytes array"))?;
     let form = crate::from_buffers::parse_form(&form, &opts.limits)?;
     let length = store.get("length", 64)?.ok_or_else(|| Error::MissingBlob {
         name: "length.npy".into(),
     })?;
-    let length = npy::integer(&length.data, &length.descr)
+    let length = npy::integer(length.data(), &length.descr)
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| {
             crate::from_buffers::form_err("length.npy", "not a non-negative integer scalar")
@@ -152,15 +152,15 @@ struct NpzBuffers<'a> {
     npz: &'a NpzStore,
     /// Largest entry read (`Limits::max_blob_bytes`), also where the caller gives no bound.
     max: u64,
-    pending: std::cell::RefCell<std::collections::HashMap<String, Vec<u8>>>,
+    pending: std::cell::RefCell<std::collections::HashMap<String, npy::Entry>>,
 }
 
 impl NpzBuffers<'_> {
-    fn load(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+    fn load(&self, name: &str, max_bytes: u64) -> Result<Option<npy::Entry>> {
         let max_bytes = max_bytes.min(self.max);
-        if let Some(v) = self.pending.borrow_mut().remove(name) {
-            crate::store::check_size(name, v.len() as u64, max_bytes)?;
-            return Ok(Some(v));
+        if let Some(e) = self.pending.borrow_mut().remove(name) {
+            crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
+            return Ok(Some(e));
         }
         let Some(e) = self.npz.get(name, max_bytes)? else {
             return Ok(None);
@@ -171,14 +171,16 @@ impl NpzBuffers<'_> {
                 what: format!("big-endian buffer {:?}", e.descr),
             });
         }
-        crate::store::check_size(name, e.data.len() as u64, max_bytes)?;
-        Ok(Some(e.data))
+        crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
+        Ok(Some(e))
     }
 }
 
 impl BlobStore for NpzBuffers<'_> {
     fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
-        Ok(self.load(name, max_bytes)?.map(Cow::Owned))
+        Ok(self
+            .load(name, max_bytes)?
+            .map(|e| Cow::Owned(e.into_data())))
     }
 
     fn names(&self) -> Result<Vec<String>> {
@@ -192,21 +194,22 @@ impl BlobStore for NpzBuffers<'_> {
     }
 
     fn size(&self, name: &str) -> Result<Option<u64>> {
-        if let Some(v) = self.pending.borrow().get(name) {
-            return Ok(Some(v.len() as u64));
+        if let Some(e) = self.pending.borrow().get(name) {
+            return Ok(Some(e.data().len() as u64));
         }
-        let Some(v) = self.load(name, self.max)? else {
+        let Some(e) = self.load(name, self.max)? else {
             return Ok(None);
         };
-        let n = v.len() as u64;
-        self.pending.borrow_mut().insert(name.to_string(), v);
+        let n = e.data().len() as u64;
+        self.pending.borrow_mut().insert(name.to_string(), e);
         Ok(Some(n))
     }
 
     fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
-        let v = self
+        let e = self
             .load(name, self.max)?
             .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
+        let v = e.data();
         let src = v.get(..out.len()).ok_or_else(|| Error::Blob {
             name: name.into(),
             message: format!("{} bytes requested, the buffer has {}", out.len(), v.len()),
@@ -225,7 +228,20 @@ mod npy {
     /// A parsed entry: its `descr` and data bytes (header removed).
     pub(super) struct Entry {
         pub descr: String,
-        pub data: Vec<u8>,
+        /// The whole entry; the data starts at `start` (not moved down, to save a copy).
+        pub bytes: Vec<u8>,
+        pub start: usize,
+    }
+
+    impl Entry {
+        pub(super) fn data(&self) -> &[u8] {
+            &self.bytes[self.start..]
+        }
+
+        pub(super) fn into_data(mut self) -> Vec<u8> {
+            self.bytes.drain(..self.start);
+            self.bytes
+        }
     }
 
     fn bad(name: &str, what: impl Into<String>) -> Error {
@@ -270,7 +286,7 @@ mod npy {
 
     /// Splits an entry into header fields and data, checking the declared size against the bytes
     /// present (the data is the tail of `bytes`, so nothing is allocated from the header).
-    pub(super) fn parse(mut bytes: Vec<u8>, name: &str) -> Result<Entry> {
+    pub(super) fn parse(bytes: Vec<u8>, name: &str) -> Result<Entry> {
         if bytes.len() < 10 || &bytes[..6] != MAGIC {
             return Err(bad(name, "no NUMPY magic"));
         }
@@ -320,8 +336,11 @@ mod npy {
                 ),
             ));
         }
-        bytes.drain(..end);
-        Ok(Entry { descr, data: bytes })
+        Ok(Entry {
+            descr,
+            bytes,
+            start: end,
+        })
     }
 
     /// The text of a 0-d `<U` (UCS-4) or `|S` array, trailing NULs removed.
