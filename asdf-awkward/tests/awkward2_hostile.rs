@@ -321,3 +321,136 @@ fn asdf_nodes_are_checked() {
     let e = from_asdf(&f, "/other", &opts).unwrap_err();
     assert!(e.to_string().contains(AWKWARD2_TAG), "{e}");
 }
+
+/// A small deterministic mutation sweep: valid awkward 2 exports with buffer bytes flipped,
+/// buffers truncated, form numbers and strings changed. Every outcome must be `Ok` or `Err`;
+/// a panic fails the test. Whatever reads back must also export and materialize without panic.
+#[test]
+fn mutated_inputs_never_panic() {
+    let samples = [
+        json!([[1.5, 2.5], [], null, [3.5]]),
+        json!([{"x": 1, "y": "a"}, {"x": 2, "y": "bc"}, null]),
+        json!([1, "a", [2.5], null]),
+        json!([[[1], [2, 3]], [], [[4, null]]]),
+        json!([{"p": [{"q": true}], "r": [1, 2]}, {"p": [], "r": []}]),
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let opts = FromBuffersOptions {
+        limits: Limits::untrusted(),
+        ..FromBuffersOptions::default()
+    };
+    let mut outcomes = [0usize; 2];
+    for sample in &samples {
+        let layout = asdf_awkward::Layout::from_json(sample).unwrap();
+        let base = asdf_awkward::to_awkward2(&layout).unwrap();
+        for _ in 0..400 {
+            let mut form = base.form.clone();
+            let mut store = MemoryStore {
+                blobs: base.buffers.clone(),
+            };
+            let mut length = base.length;
+            match next() % 5 {
+                0 => {
+                    // Flip bytes in one buffer.
+                    let keys: Vec<String> = store.blobs.keys().cloned().collect();
+                    let k = &keys[(next() as usize) % keys.len()];
+                    let b = store.blobs.get_mut(k).unwrap();
+                    for _ in 0..1 + next() % 4 {
+                        if !b.is_empty() {
+                            let i = (next() as usize) % b.len();
+                            b[i] = next() as u8;
+                        }
+                    }
+                }
+                1 => {
+                    // Truncate one buffer.
+                    let keys: Vec<String> = store.blobs.keys().cloned().collect();
+                    let k = &keys[(next() as usize) % keys.len()];
+                    let b = store.blobs.get_mut(k).unwrap();
+                    let n = (next() as usize) % (b.len() + 1);
+                    b.truncate(n);
+                }
+                2 => length = (next() % 16) as usize,
+                3 => mutate_json(&mut form, &mut next),
+                _ => {
+                    mutate_json(&mut form, &mut next);
+                    length = length.saturating_add((next() % 3) as usize);
+                }
+            }
+            match from_buffers(&form, length, &store, &opts) {
+                Ok(l) => {
+                    outcomes[0] += 1;
+                    let _ = l.to_json_with(&Limits::untrusted());
+                    let _ = asdf_awkward::to_awkward2(&l);
+                    let mut sink = MemoryStore::default();
+                    let _ = asdf_awkward::write_array(&l, &mut sink, "a", &Default::default());
+                    #[cfg(feature = "arrow")]
+                    if let Ok(a) = asdf_awkward::arrow::to_arrow(&l) {
+                        let _ = asdf_awkward::arrow::from_arrow(a.as_ref());
+                    }
+                }
+                Err(_) => outcomes[1] += 1,
+            }
+        }
+    }
+    // The sweep exercises both outcomes, so it tests the checks and not only the parser.
+    assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+}
+
+/// Changes one value somewhere in a form: a number, a string, a key removed, a class renamed.
+fn mutate_json(j: &mut Json, next: &mut impl FnMut() -> u64) {
+    match j {
+        Json::Object(m) => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            if keys.is_empty() {
+                return;
+            }
+            let k = keys[(next() as usize) % keys.len()].clone();
+            match next() % 4 {
+                0 => {
+                    m.remove(&k);
+                }
+                1 if k != "content" && k != "contents" => {
+                    let choices = [
+                        json!(null),
+                        json!(-1),
+                        json!(u64::MAX),
+                        json!("i32"),
+                        json!("ListArray"),
+                        json!([]),
+                        json!(true),
+                    ];
+                    m.insert(k, choices[(next() as usize) % choices.len()].clone());
+                }
+                _ => {
+                    if let Some(v) = m.get_mut(&k) {
+                        mutate_json(v, next);
+                    }
+                }
+            }
+        }
+        Json::Array(a) if !a.is_empty() => {
+            let i = (next() as usize) % a.len();
+            mutate_json(&mut a[i], next);
+        }
+        Json::Number(_) => *j = json!((next() % 7) as i64 - 1),
+        Json::String(_) => {
+            let names = [
+                "int8",
+                "float64",
+                "RegularArray",
+                "UnionArray",
+                "node0",
+                "i64",
+            ];
+            *j = json!(names[(next() as usize) % names.len()]);
+        }
+        _ => {}
+    }
+}
