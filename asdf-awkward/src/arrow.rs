@@ -399,6 +399,46 @@ fn strip(mut l: &Layout) -> &Layout {
     l
 }
 
+/// Writes `layout` as an Arrow IPC stream (one record batch, see [`to_record_batch`]),
+/// atomically; pyarrow reads it with `pa.ipc.open_stream`.
+pub fn write_ipc_stream(layout: &Layout, path: impl AsRef<std::path::Path>) -> Result<()> {
+    let path = path.as_ref();
+    let batch = to_record_batch(layout)?;
+    let mut failure = None;
+    crate::store::write_atomic(path, |file| {
+        let run = || -> std::result::Result<(), arrow_schema::ArrowError> {
+            let mut w =
+                arrow_ipc::writer::StreamWriter::try_new(file.try_clone()?, &batch.schema())?;
+            w.write(&batch)?;
+            w.finish()
+        };
+        run().map_err(|e| {
+            failure = Some(arrow_err(e));
+            std::io::Error::other("Arrow IPC write failed")
+        })
+    })
+    .map_err(|e| failure.take().unwrap_or(e))
+}
+
+/// Reads an Arrow IPC stream (every batch, concatenated) as one layout (see
+/// [`from_record_batch`]). The IPC reader checks the buffers against the messages.
+pub fn read_ipc_stream(path: impl AsRef<std::path::Path>) -> Result<Layout> {
+    let path = path.as_ref();
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
+    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(file), None)
+        .map_err(arrow_err)?;
+    let schema = reader.schema();
+    let mut batches = reader
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(arrow_err)?;
+    let batch = if batches.len() == 1 {
+        batches.remove(0)
+    } else {
+        arrow_select::concat::concat_batches(&schema, &batches).map_err(arrow_err)?
+    };
+    from_record_batch(&batch)
+}
+
 /// A record batch as a layout: one column named `""` is that column's array; otherwise a
 /// record of the columns.
 pub fn from_record_batch(batch: &RecordBatch) -> Result<Layout> {
