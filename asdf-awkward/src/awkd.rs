@@ -223,6 +223,29 @@ impl BlobSink for ZipSink<'_> {
     }
 }
 
+/// Writes a new ZIP archive at `path` (atomically: temporary file, fsync, rename) whose entries,
+/// all stored, are what `entries` puts into the sink.
+pub(crate) fn write_zip(
+    path: &Path,
+    entries: impl FnOnce(&mut dyn BlobSink) -> Result<()>,
+) -> Result<()> {
+    let mut failure: Option<Error> = None;
+    write_atomic(path, |file| {
+        let mut zip = ZipWriter::new(file.try_clone()?);
+        let mut sink = ZipSink {
+            zip: &mut zip,
+            path,
+        };
+        if let Err(e) = entries(&mut sink) {
+            failure = Some(e);
+            return Err(std::io::Error::other("ZIP entries could not be written"));
+        }
+        zip.finish().map_err(std::io::Error::other)?;
+        Ok(())
+    })
+    .map_err(|e| failure.take().unwrap_or(e))
+}
+
 /// Checks awkward0's name-conflict rules before anything is written: no new name may be a
 /// prefix of another new name, and no existing entry may start with a new name.
 pub fn check_names(new: &[&str], existing: &[String]) -> Result<()> {

@@ -139,6 +139,11 @@ fn as_index_over(l: &Layout) -> Option<IndexOver> {
             content: m.content.clone(),
             option: true,
         }),
+        Layout::Unmasked(u) => Some(IndexOver {
+            index: (0..u.content.len() as i64).collect(),
+            content: u.content.clone(),
+            option: true,
+        }),
         Layout::Table(t) if t.view.is_some() => {
             let n = l.len();
             let index = (0..n)
@@ -207,9 +212,17 @@ fn push_into_union(top: &IndexOver, u: &UnionArray) -> Result<UnionArray> {
     })
 }
 
+/// `l` without the parameter wrappers around it.
+fn strip(mut l: &Layout) -> &Layout {
+    while let Layout::Parameters(p) = l {
+        l = &p.content;
+    }
+    l
+}
+
 /// Whether `l` exports as an option type (directly, or through a chain of indexed nodes).
 fn is_option(l: &Layout) -> bool {
-    let mut cur = as_index_over(l);
+    let mut cur = as_index_over(strip(l));
     let mut guard = 0;
     while let Some(io) = cur {
         if io.option {
@@ -242,6 +255,7 @@ impl Conv {
         Ok(())
     }
 
+    /// The form of `l`: one arm per layout class (a dispatch table, kept whole on purpose).
     fn form(&mut self, l: &Layout, depth: usize) -> Result<Json> {
         if depth > crate::layout::MAX_NESTING {
             return Err(unsupported("nesting too deep"));
@@ -334,6 +348,48 @@ impl Conv {
                 Ok(finish(n, json!({})))
             }
             Layout::Union(u) => self.union(u, d),
+            Layout::Parameters(p) => {
+                let mut f = self.form(&p.content, d)?;
+                if let Some(Json::Object(params)) = f.get_mut("parameters") {
+                    for (k, v) in &p.parameters {
+                        params.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(f)
+            }
+            Layout::Regular(r) => {
+                let key = self.key();
+                let mut m = r.form_node();
+                m.insert("form_key".into(), json!(key));
+                let content = self.form(&r.content, d)?;
+                m.insert("content".into(), content);
+                Ok(finish(m, json!({})))
+            }
+            Layout::Record(r) => {
+                let key = self.key();
+                let mut m = r.form_node();
+                m.insert("form_key".into(), json!(key));
+                let mut contents = Vec::with_capacity(r.contents.len());
+                for c in &r.contents {
+                    contents.push(self.form(c, d)?);
+                }
+                m.insert("contents".into(), Json::Array(contents));
+                Ok(finish(m, json!({})))
+            }
+            Layout::Unmasked(u)
+                if as_index_over(&u.content).is_none()
+                    && !matches!(strip(&u.content), Layout::Union(_)) =>
+            {
+                let key = self.key();
+                let content = self.form(&u.content, d)?;
+                let mut m = node("UnmaskedArray", &key);
+                m.insert("content".into(), content);
+                Ok(finish(m, json!({})))
+            }
+            Layout::Empty(_) => {
+                let key = self.key();
+                Ok(finish(node("EmptyArray", &key), json!({})))
+            }
             Layout::Chunked(_) => Err(unsupported(
                 "ChunkedArray has no awkward 2 form (awkward 2 has no chunked node; concatenate first)",
             )),
@@ -414,7 +470,7 @@ impl Conv {
         }
         if u.contents
             .iter()
-            .any(|c| matches!(c.as_ref(), Layout::Union(_)))
+            .any(|c| matches!(strip(c), Layout::Union(_)))
         {
             return Err(unsupported(
                 "a union of unions is not canonical in awkward 2",

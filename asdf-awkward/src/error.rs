@@ -136,6 +136,14 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// An awkward 2 form is malformed (a missing or mistyped entry, an unknown class).
+    #[error("awkward 2 form error at {location}: {message}")]
+    Form {
+        /// The form node, e.g. `form.content.contents[1]`.
+        location: String,
+        /// What was found and what was expected.
+        message: String,
+    },
     /// A value could not be converted (JSON import/export, awkward 2 export).
     #[error("conversion error at {location}: {message}")]
     Convert {

@@ -1,7 +1,9 @@
-//! The layout model: one Rust type per awkward0 class that carries data.
+//! The layout model: one Rust type per awkward0 class that carries data, plus the awkward 2
+//! classes awkward0 lacks (in [`crate::classes`]).
 
 use std::sync::Arc;
 
+pub use crate::classes::{EmptyArray, Parameterized, RecordArray, RegularArray, UnmaskedArray};
 use crate::error::{Error, Result};
 use crate::numpy::NumpyArray;
 
@@ -380,6 +382,16 @@ pub enum Layout {
     IndexedMasked(IndexedMaskedArray),
     /// `StringArray`.
     String(StringArray),
+    /// awkward 2's `RegularArray` (no awkward0 class).
+    Regular(RegularArray),
+    /// awkward 2's `RecordArray` (awkward0's `Table` has no tuples and no explicit length).
+    Record(RecordArray),
+    /// awkward 2's `UnmaskedArray` (no awkward0 class).
+    Unmasked(UnmaskedArray),
+    /// awkward 2's `EmptyArray` (no awkward0 class).
+    Empty(EmptyArray),
+    /// awkward 2 parameters on a node (awkward0 has none).
+    Parameters(Parameterized),
 }
 
 impl Layout {
@@ -398,6 +410,11 @@ impl Layout {
             Layout::BitMasked(_) => "BitMaskedArray",
             Layout::IndexedMasked(_) => "IndexedMaskedArray",
             Layout::String(_) => "StringArray",
+            Layout::Regular(_) => "RegularArray",
+            Layout::Record(_) => "RecordArray",
+            Layout::Unmasked(_) => "UnmaskedArray",
+            Layout::Empty(_) => "EmptyArray",
+            Layout::Parameters(_) => "parameters",
         }
     }
 
@@ -427,6 +444,11 @@ impl Layout {
             Layout::BitMasked(a) => a.content.len(),
             Layout::IndexedMasked(a) => a.index.len(),
             Layout::String(a) => a.index.len(),
+            Layout::Regular(a) => a.length,
+            Layout::Record(a) => a.length,
+            Layout::Unmasked(a) => a.content.len(),
+            Layout::Empty(_) => 0,
+            Layout::Parameters(p) => p.content.len(),
         }
     }
 
@@ -439,7 +461,11 @@ impl Layout {
     /// valid: the reader validates bottom-up as it builds). `location` names the node in errors.
     pub fn validate_node(&self, location: &str) -> Result<()> {
         match self {
-            Layout::Numpy(_) => Ok(()),
+            Layout::Numpy(_) | Layout::Unmasked(_) | Layout::Empty(_) | Layout::Parameters(_) => {
+                Ok(())
+            }
+            Layout::Regular(a) => a.validate_node(location),
+            Layout::Record(a) => a.validate_node(location),
             Layout::Jagged(a) => a.index.validate("JaggedArray", location, a.content.len()),
             Layout::String(a) => {
                 a.index.validate("StringArray", location, a.content.len())?;
@@ -675,7 +701,13 @@ impl Layout {
     /// The direct sub-arrays of this node, in serialization order.
     pub fn children(&self) -> Vec<&Node> {
         match self {
-            Layout::Numpy(_) | Layout::String(_) | Layout::Appendable(_) => vec![],
+            Layout::Numpy(_) | Layout::String(_) | Layout::Appendable(_) | Layout::Empty(_) => {
+                vec![]
+            }
+            Layout::Regular(a) => vec![&a.content],
+            Layout::Record(a) => a.contents.iter().collect(),
+            Layout::Unmasked(a) => vec![&a.content],
+            Layout::Parameters(p) => vec![&p.content],
             Layout::Jagged(a) => vec![&a.content],
             Layout::Table(t) => t.fields.iter().map(|(_, c)| c).collect(),
             Layout::Chunked(c) => c.chunks.iter().collect(),

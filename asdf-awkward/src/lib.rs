@@ -56,17 +56,37 @@
 //! # awkward 2
 //!
 //! [`to_awkward2`] gives the `(form, length, buffers)` triple that `ak.from_buffers` accepts, for
-//! every class that has an awkward 2 equivalent.
+//! every class that has an awkward 2 equivalent; [`from_buffers()`] reads `ak.to_buffers` output
+//! (every form class, parameters included) back into a [`Layout`], validated like awkward0
+//! input. The classes awkward0 lacks ([`RegularArray`], [`RecordArray`] with tuples and an
+//! explicit length, [`UnmaskedArray`], [`EmptyArray`], and [`Parameterized`] for parameters) live
+//! in [`classes`]; written as awkward0 they become their nearest awkward0 stand-ins.
+//! [`write_awkward2_dir`]/[`read_awkward2_dir`] and [`write_awkward2_npz`]/[`read_awkward2_npz`]
+//! keep the buffers in a directory or an `.npz` (see [`awkward2_files`]).
+//!
+//! # Arrow and Parquet
+//!
+//! With the `arrow` feature, `arrow::to_arrow`/`arrow::from_arrow` convert layouts to arrow-rs
+//! arrays and back, following `ak.to_arrow`'s mapping; with `parquet`,
+//! `parquet_io::write_parquet`/`parquet_io::read_parquet` write and read Parquet files that
+//! `ak.from_parquet` and pyarrow read (and read theirs).
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 #[cfg(feature = "asdf")]
 pub mod asdf_store;
 pub mod awkd;
 pub mod awkward2;
+pub mod awkward2_files;
+pub mod classes;
 pub mod dtype;
 pub mod error;
+pub mod from_buffers;
 pub mod layout;
 pub mod limits;
 pub mod numpy;
+#[cfg(feature = "parquet")]
+pub mod parquet_io;
 mod pickle;
 pub mod read;
 pub mod store;
@@ -75,11 +95,19 @@ pub mod whitelist;
 pub mod write;
 
 #[cfg(feature = "asdf")]
-pub use asdf_store::{from_asdf, to_asdf, AWKWARD0_TAG};
+pub use asdf_store::{
+    from_asdf, is_awkward_tag, to_asdf, to_asdf_awkward2, AWKWARD0_TAG, AWKWARD2_TAG,
+};
 pub use awkd::{check_names, save_awkd, AwkdFile, SaveMode};
 pub use awkward2::{to_awkward2, Awkward2Buffers};
+pub use awkward2_files::{
+    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_npz, METADATA_NAME,
+};
 pub use dtype::{ByteOrder, DType, Kind, Primitive};
 pub use error::{Error, Result};
+pub use from_buffers::{
+    from_awkward2, from_buffers, parse_form, FromBuffersOptions, DEFAULT_BUFFER_KEY,
+};
 pub use layout::*;
 pub use limits::Limits;
 pub use numpy::{Buffer, NumpyArray};

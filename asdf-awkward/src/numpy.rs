@@ -454,6 +454,11 @@ impl NumpyArray {
         &self.data
     }
 
+    /// The scalars, by value.
+    pub fn into_data(self) -> Buffer {
+        self.data
+    }
+
     /// Number of elements (outer dimension).
     pub fn len(&self) -> usize {
         self.len

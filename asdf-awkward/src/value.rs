@@ -394,6 +394,29 @@ impl Layout {
                     m.content.get_depth(i, d, b)
                 }
             }
+            Layout::Regular(r) => {
+                let (start, stop) = r
+                    .range(i)
+                    .filter(|&(_, stop)| stop <= r.content.len())
+                    .ok_or_else(|| oob("RegularArray", i, len))?;
+                b.take(r.size as u64, 0)?;
+                (start..stop)
+                    .map(|k| r.content.get_depth(k, d, b))
+                    .collect::<Result<_>>()
+                    .map(Value::List)
+            }
+            Layout::Record(r) => {
+                let names: usize = r.fields.iter().flatten().map(String::len).sum();
+                b.take(r.contents.len() as u64, names as u64)?;
+                let mut out = Vec::with_capacity(r.contents.len());
+                for (k, c) in r.contents.iter().enumerate() {
+                    out.push((r.field_name(k), c.get_depth(i, d, b)?));
+                }
+                Ok(Value::Record(out))
+            }
+            Layout::Unmasked(u) => u.content.get_depth(i, d, b),
+            Layout::Empty(_) => Err(oob("EmptyArray", i, 0)),
+            Layout::Parameters(p) => Ok(p.present(p.content.get_depth(i, d, b)?)),
             Layout::IndexedMasked(m) => {
                 let ix = m.index[i];
                 if ix == m.masked_when {

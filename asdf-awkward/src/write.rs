@@ -254,6 +254,7 @@ pub fn serialize(
         next_id: 0,
         seen: HashMap::new(),
         scalars: HashMap::new(),
+        lowered: Vec::new(),
     };
     let root = s.node(layout, "", 0)?;
     let mut top = Map::new();
@@ -351,6 +352,20 @@ struct Serializer<'s> {
     next_id: u64,
     seen: HashMap<*const Layout, u64>,
     scalars: HashMap<ScalarKey, u64>,
+    /// awkward0 stand-ins for awkward 2 nodes, kept alive while `seen` may hold their addresses.
+    lowered: Vec<Node>,
+}
+
+/// The awkward0 node that stands for an awkward 2 class awkward0 does not have (`None` for
+/// awkward0's own classes). Parameters have no awkward0 equivalent and are left out.
+fn lower_for_awkward0(l: &Layout) -> Result<Option<Layout>> {
+    Ok(Some(match l {
+        Layout::Regular(r) => r.to_awkward0()?,
+        Layout::Record(r) => r.to_awkward0()?,
+        Layout::Unmasked(u) => u.to_awkward0(),
+        Layout::Empty(e) => e.to_awkward0(),
+        _ => return Ok(None),
+    }))
 }
 
 fn call(spec: Json, args: Vec<Json>) -> Map<String, Json> {
@@ -482,6 +497,14 @@ impl Serializer<'_> {
                 "array",
                 "nesting too deep to write",
             ));
+        }
+        if let Layout::Parameters(p) = l {
+            return self.child(&p.content, ctx, depth);
+        }
+        if let Some(stand_in) = lower_for_awkward0(l)? {
+            let n = Node::new(stand_in);
+            self.lowered.push(n.clone());
+            return self.node(&n, ctx, depth + 1);
         }
         let key = l as *const Layout;
         if let Some(id) = self.seen.get(&key) {
@@ -699,6 +722,17 @@ impl Serializer<'_> {
                     self.spec(&["BitMaskedArray"]),
                     vec![mk, content, lit(m.masked_when), lit(m.lsb_order)],
                 )
+            }
+            Layout::Regular(_)
+            | Layout::Record(_)
+            | Layout::Unmasked(_)
+            | Layout::Empty(_)
+            | Layout::Parameters(_) => {
+                // Replaced by their awkward0 stand-ins above.
+                return Err(Error::Unsupported {
+                    location: ctx.into(),
+                    what: format!("{} in an awkward0 schema", l.class_name()),
+                });
             }
             Layout::IndexedMasked(m) => {
                 let ix = self.index(&m.index, "IndexedMaskedArray.mask")?;

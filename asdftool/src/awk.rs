@@ -135,7 +135,7 @@ fn awkward_pointers(
     if depth > crate::tree::MAX_DEPTH {
         return;
     }
-    if node.tag() == Some(asdf_awkward::AWKWARD0_TAG) {
+    if asdf_awkward::is_awkward_tag(node.tag()) {
         out.push(path.clone());
         return;
     }

@@ -50,7 +50,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                 .pointer
                 .as_deref()
                 .and_then(|p| f.pointer(p))
-                .is_some_and(|n| n.tag() == Some(asdf_awkward::AWKWARD0_TAG)) =>
+                .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag())) =>
         {
             // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
             let p = opts.pointer.as_deref().unwrap_or_default();

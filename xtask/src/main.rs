@@ -124,7 +124,7 @@ fn venv() -> Result<PathBuf, String> {
     // Prove the peers import before any test relies on them.
     run(Command::new(&python).args([
         "-c",
-        "import asdf, asdf_compression, numpy, lz4, zstandard, blosc, awkward0, awkward; \
+        "import asdf, asdf_compression, numpy, lz4, zstandard, blosc, awkward0, awkward, pyarrow; \
          print('interop peers: asdf', asdf.__version__, 'numpy', numpy.__version__, \
          'awkward0', awkward0.__version__, 'awkward', awkward.__version__)",
     ]))?;
@@ -158,6 +158,13 @@ fn test(extra: &[String]) -> Result<(), String> {
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "-p", "asdf-block", "--features", "bls2"])
+        .args(&extra)
+        .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_REQUIRE_INTEROP", "1"))?;
+    // Awkward arrays as Arrow arrays and Parquet files (arrow-rs), checked against pyarrow.
+    run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "-p", "asdf-awkward", "--features", "parquet"])
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;

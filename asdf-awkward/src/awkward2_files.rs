@@ -1,0 +1,370 @@
+//! awkward 2 buffers in files: a directory of named buffers, or a NumPy `.npz`.
+//!
+//! awkward 2 defines `ak.to_buffers`/`ak.from_buffers` but no file format; these are this crate's
+//! two conventions, each one line of Python away from `ak.from_buffers`.
+//!
+//! * **Directory**: one file per buffer, named by its key (`node0-offsets`), holding its raw
+//!   little-endian bytes, plus [`METADATA_NAME`] (`awkward.json`):
+//!   `{"form": <form.to_dict()>, "length": N}`, written last.
+//!   ```python
+//!   meta = json.load(open(d / "awkward.json"))
+//!   ak.from_buffers(meta["form"], meta["length"], {k: (d / k).read_bytes() for k in keys})
+//!   ```
+//! * **`.npz`**: exactly what `np.savez(path, form=form.to_json(), length=length, **buffers)`
+//!   writes: `form.npy` (a 0-d unicode array of the form's JSON), `length.npy` (a 0-d integer)
+//!   and one `<key>.npy` per buffer (written as 1-D `uint8`; any little-endian dtype is read).
+//!   ```python
+//!   f = np.load(path)
+//!   ak.from_buffers(str(f["form"]), int(f["length"]), {k: f[k] for k in f.files})
+//!   ```
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde_json::{json, Value as Json};
+
+use crate::awkd::AwkdFile;
+use crate::awkward2::to_awkward2;
+use crate::error::{Error, Result};
+use crate::from_buffers::{from_buffers, FromBuffersOptions};
+use crate::layout::Layout;
+use crate::store::{BlobSink, BlobStore, DirStore};
+
+/// The metadata file of a buffers directory.
+pub const METADATA_NAME: &str = "awkward.json";
+
+/// Writes `layout` as awkward 2 buffers into directory `dir` (created if needed); each file is
+/// written atomically, the metadata last.
+///
+/// ```
+/// use asdf_awkward::{read_awkward2_dir, write_awkward2_dir, FromBuffersOptions, Layout};
+/// let dir = std::env::temp_dir().join(format!("awk2-doc-{}", std::process::id()));
+/// let a = Layout::from_json(&serde_json::json!([{"x": 1, "y": "a"}, {"x": 2, "y": "bc"}])).unwrap();
+/// write_awkward2_dir(&a, &dir).unwrap();
+/// let back = read_awkward2_dir(&dir, &FromBuffersOptions::default()).unwrap();
+/// assert_eq!(back.to_json().unwrap(), a.to_json().unwrap());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn write_awkward2_dir(layout: &Layout, dir: impl AsRef<Path>) -> Result<()> {
+    let b = to_awkward2(layout)?;
+    let mut store = DirStore::create(dir)?;
+    for (key, bytes) in &b.buffers {
+        store.put(key, bytes)?;
+    }
+    let meta = json!({ "form": b.form, "length": b.length });
+    store.put(METADATA_NAME, meta.to_string().as_bytes())
+}
+
+/// Reads a buffers directory written by [`write_awkward2_dir`] (or by Python, see the module
+/// documentation). Buffer names are checked before use (no path leaves the directory).
+pub fn read_awkward2_dir(dir: impl AsRef<Path>, opts: &FromBuffersOptions) -> Result<Layout> {
+    let store = DirStore::open(dir)?;
+    let meta = store
+        .get(METADATA_NAME, opts.limits.max_schema_bytes)?
+        .ok_or_else(|| Error::MissingBlob {
+            name: METADATA_NAME.into(),
+        })?;
+    let meta: Json = serde_json::from_slice(&meta).map_err(|e| Error::SchemaJson {
+        name: METADATA_NAME.into(),
+        message: e.to_string(),
+    })?;
+    let form = meta
+        .get("form")
+        .ok_or_else(|| crate::from_buffers::form_err(METADATA_NAME, "no \"form\" entry"))?;
+    let length = meta
+        .get("length")
+        .and_then(Json::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            crate::from_buffers::form_err(
+                METADATA_NAME,
+                "\"length\" must be a non-negative integer",
+            )
+        })?;
+    from_buffers(form, length, &store, opts)
+}
+
+/// Writes `layout` as an `.npz` of awkward 2 buffers (ZIP entries stored, written atomically).
+pub fn write_awkward2_npz(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
+    let b = to_awkward2(layout)?;
+    let form = b.form.to_string();
+    crate::awkd::write_zip(path.as_ref(), |sink| {
+        for (key, bytes) in &b.buffers {
+            let mut entry = npy::header("|u1", Some(bytes.len()));
+            entry.extend_from_slice(bytes);
+            sink.put(&format!("{key}.npy"), &entry)?;
+        }
+        let chars: Vec<u8> = form
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        let mut entry = npy::header(&format!("<U{}", form.chars().count()), None);
+        entry.extend_from_slice(&chars);
+        sink.put("form.npy", &entry)?;
+        let mut entry = npy::header("<i8", None);
+        entry.extend_from_slice(&(b.length as i64).to_le_bytes());
+        sink.put("length.npy", &entry)
+    })
+}
+
+/// Reads an `.npz` of awkward 2 buffers (see the module documentation).
+pub fn read_awkward2_npz(path: impl AsRef<Path>, opts: &FromBuffersOptions) -> Result<Layout> {
+    let store = NpzStore(AwkdFile::open(path)?);
+    let max = opts.limits.max_schema_bytes;
+    let form = store.get("form", max)?.ok_or_else(|| Error::MissingBlob {
+        name: "form.npy".into(),
+    })?;
+    let form = npy::text(form.data(), &form.descr)
+        .ok_or_else(|| crate::from_buffers::form_err("form.npy", "not a unicode or bytes array"))?;
+    let form = crate::from_buffers::parse_form(&form, &opts.limits)?;
+    let length = store.get("length", 64)?.ok_or_else(|| Error::MissingBlob {
+        name: "length.npy".into(),
+    })?;
+    let length = npy::integer(length.data(), &length.descr)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            crate::from_buffers::form_err("length.npy", "not a non-negative integer scalar")
+        })?;
+    let buffers = NpzBuffers {
+        npz: &store,
+        max: opts.limits.max_blob_bytes,
+        pending: Default::default(),
+    };
+    from_buffers(&form, length, &buffers, opts)
+}
+
+struct NpzStore(AwkdFile);
+
+impl NpzStore {
+    fn get(&self, key: &str, max: u64) -> Result<Option<npy::Entry>> {
+        let name = format!("{key}.npy");
+        // The npy header adds at most a few hundred bytes to the data.
+        let Some(bytes) = self.0.get(&name, max.saturating_add(1 << 16))? else {
+            return Ok(None);
+        };
+        npy::parse(bytes.into_owned(), &name).map(Some)
+    }
+}
+
+/// The buffers of an `.npz`, by key (the entry name without `.npy`), as raw little-endian bytes.
+/// An entry whose size was asked for is kept until it is read, so each is read once.
+struct NpzBuffers<'a> {
+    npz: &'a NpzStore,
+    /// Largest entry read (`Limits::max_blob_bytes`), also where the caller gives no bound.
+    max: u64,
+    pending: std::cell::RefCell<std::collections::HashMap<String, npy::Entry>>,
+}
+
+impl NpzBuffers<'_> {
+    fn load(&self, name: &str, max_bytes: u64) -> Result<Option<npy::Entry>> {
+        let max_bytes = max_bytes.min(self.max);
+        if let Some(e) = self.pending.borrow_mut().remove(name) {
+            crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
+            return Ok(Some(e));
+        }
+        let Some(e) = self.npz.get(name, max_bytes)? else {
+            return Ok(None);
+        };
+        if e.descr.starts_with('>') && npy::itemsize(&e.descr).is_some_and(|s| s > 1) {
+            return Err(Error::Unsupported {
+                location: format!("{name}.npy"),
+                what: format!("big-endian buffer {:?}", e.descr),
+            });
+        }
+        crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
+        Ok(Some(e))
+    }
+}
+
+impl BlobStore for NpzBuffers<'_> {
+    fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
+        Ok(self
+            .load(name, max_bytes)?
+            .map(|e| Cow::Owned(e.into_data())))
+    }
+
+    fn names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .npz
+            .0
+            .names()?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(".npy").map(str::to_string))
+            .collect())
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        if let Some(e) = self.pending.borrow().get(name) {
+            return Ok(Some(e.data().len() as u64));
+        }
+        let Some(e) = self.load(name, self.max)? else {
+            return Ok(None);
+        };
+        let n = e.data().len() as u64;
+        self.pending.borrow_mut().insert(name.to_string(), e);
+        Ok(Some(n))
+    }
+
+    fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
+        let e = self
+            .load(name, self.max)?
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
+        let v = e.data();
+        let src = v.get(..out.len()).ok_or_else(|| Error::Blob {
+            name: name.into(),
+            message: format!("{} bytes requested, the buffer has {}", out.len(), v.len()),
+        })?;
+        out.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// The small part of the `.npy` format these files use: 0-d and 1-D C-order arrays.
+mod npy {
+    use crate::error::{Error, Result};
+
+    const MAGIC: &[u8] = b"\x93NUMPY";
+
+    /// A parsed entry: its `descr` and data bytes (header removed).
+    pub(super) struct Entry {
+        pub descr: String,
+        /// The whole entry; the data starts at `start` (not moved down, to save a copy).
+        pub bytes: Vec<u8>,
+        pub start: usize,
+    }
+
+    impl Entry {
+        pub(super) fn data(&self) -> &[u8] {
+            &self.bytes[self.start..]
+        }
+
+        pub(super) fn into_data(mut self) -> Vec<u8> {
+            self.bytes.drain(..self.start);
+            self.bytes
+        }
+    }
+
+    fn bad(name: &str, what: impl Into<String>) -> Error {
+        Error::Blob {
+            name: name.into(),
+            message: format!("invalid .npy: {}", what.into()),
+        }
+    }
+
+    /// A version 1.0 header for `descr` with shape `(n,)` (`Some(n)`) or `()` (`None`), padded
+    /// to a multiple of 64 bytes as numpy writes it.
+    pub(super) fn header(descr: &str, n: Option<usize>) -> Vec<u8> {
+        let shape = match n {
+            Some(n) => format!("({n},)"),
+            None => "()".into(),
+        };
+        let mut dict =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let total = MAGIC.len() + 2 + 2 + dict.len() + 1;
+        dict.push_str(&" ".repeat((64 - total % 64) % 64));
+        dict.push('\n');
+        let mut out = Vec::with_capacity(10 + dict.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        out.extend_from_slice(dict.as_bytes());
+        out
+    }
+
+    fn field<'t>(dict: &'t str, key: &str) -> Option<&'t str> {
+        let at = dict.find(&format!("'{key}':"))? + key.len() + 3;
+        Some(dict[at..].trim_start())
+    }
+
+    /// Item size of a simple `descr` (`<i8` → 8, `<U5` → 20, `<M8[ns]` → 8).
+    pub(super) fn itemsize(descr: &str) -> Option<usize> {
+        let kind = descr.chars().nth(1)?;
+        // Datetimes carry their unit after the size: `<M8[ns]`.
+        let n: usize = descr.get(2..)?.split('[').next()?.parse().ok()?;
+        Some(if kind == 'U' { n.checked_mul(4)? } else { n })
+    }
+
+    /// Splits an entry into header fields and data, checking the declared size against the bytes
+    /// present (the data is the tail of `bytes`, so nothing is allocated from the header).
+    pub(super) fn parse(bytes: Vec<u8>, name: &str) -> Result<Entry> {
+        if bytes.len() < 10 || &bytes[..6] != MAGIC {
+            return Err(bad(name, "no NUMPY magic"));
+        }
+        let (hlen, start): (usize, usize) = match bytes[6] {
+            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            2 | 3 if bytes.len() >= 12 => (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            ),
+            v => return Err(bad(name, format!("format version {v}"))),
+        };
+        let end = start
+            .checked_add(hlen)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| bad(name, "header longer than the entry"))?;
+        let dict =
+            std::str::from_utf8(&bytes[start..end]).map_err(|_| bad(name, "header is not text"))?;
+        let descr = field(dict, "descr")
+            .and_then(|v| v.strip_prefix('\''))
+            .and_then(|v| v.split('\'').next())
+            .ok_or_else(|| bad(name, "no descr"))?
+            .to_string();
+        if field(dict, "fortran_order").is_some_and(|v| v.starts_with("True")) {
+            return Err(bad(name, "Fortran order"));
+        }
+        let shape = field(dict, "shape")
+            .and_then(|v| v.strip_prefix('('))
+            .and_then(|v| v.split(')').next())
+            .ok_or_else(|| bad(name, "no shape"))?;
+        let mut count: u64 = 1;
+        for d in shape.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            let d: u64 = d.parse().map_err(|_| bad(name, "bad shape"))?;
+            count = count
+                .checked_mul(d)
+                .ok_or_else(|| bad(name, "shape overflows"))?;
+        }
+        let item = itemsize(&descr).ok_or_else(|| bad(name, format!("descr {descr:?}")))?;
+        let need = count
+            .checked_mul(item as u64)
+            .ok_or_else(|| bad(name, "size overflows"))?;
+        if (bytes.len() - end) as u64 != need {
+            return Err(bad(
+                name,
+                format!(
+                    "{} data bytes, the header declares {need}",
+                    bytes.len() - end
+                ),
+            ));
+        }
+        Ok(Entry {
+            descr,
+            bytes,
+            start: end,
+        })
+    }
+
+    /// The text of a 0-d `<U` (UCS-4) or `|S` array, trailing NULs removed.
+    pub(super) fn text(data: &[u8], descr: &str) -> Option<String> {
+        let s = if descr.starts_with("<U") || descr.starts_with("=U") {
+            data.chunks_exact(4)
+                .map(|c| char::from_u32(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect::<Option<String>>()?
+        } else if descr.starts_with("|S") {
+            String::from_utf8(data.to_vec()).ok()?
+        } else {
+            return None;
+        };
+        Some(s.trim_end_matches('\0').to_string())
+    }
+
+    /// A 0-d little-endian integer.
+    pub(super) fn integer(data: &[u8], descr: &str) -> Option<i64> {
+        Some(match descr {
+            "<i8" | "=i8" => i64::from_le_bytes(data.try_into().ok()?),
+            "<u8" | "=u8" => i64::try_from(u64::from_le_bytes(data.try_into().ok()?)).ok()?,
+            "<i4" | "=i4" => i32::from_le_bytes(data.try_into().ok()?) as i64,
+            "<u4" | "=u4" => u32::from_le_bytes(data.try_into().ok()?) as i64,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,50 @@
+//! awkward 2 parameters (`__array__`, `__record__`, `__doc__`, `__categorical__`, ...) attached
+//! to a node.
+
+use serde_json::{Map, Value as Json};
+
+use crate::layout::Node;
+use crate::value::Value;
+
+/// `content` with awkward 2 parameters. Values and length are the content's; awkward0 has no
+/// parameters, so its writer stores the content alone. The awkward 2 export puts the
+/// parameters on the content's form node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parameterized {
+    /// The parameters, as awkward 2 writes them in a form's `"parameters"`.
+    pub parameters: Map<String, Json>,
+    /// The array they describe.
+    pub content: Node,
+}
+
+impl Parameterized {
+    /// The `__array__` parameter, if it is a string.
+    pub fn array_name(&self) -> Option<&str> {
+        self.parameters.get("__array__").and_then(Json::as_str)
+    }
+
+    /// `__array__: "string"`/`"bytestring"` over lists of `uint8` (e.g. a `RegularArray` of
+    /// characters) reads as text or bytes, as `ak.to_list` shows it.
+    pub(crate) fn present(&self, v: Value) -> Value {
+        let text = match self.array_name() {
+            Some("string") => true,
+            Some("bytestring") => false,
+            _ => return v,
+        };
+        let Value::List(items) = v else { return v };
+        let mut bytes = Vec::with_capacity(items.len());
+        for it in &items {
+            match it {
+                Value::Int(b) if (0..=255).contains(b) => bytes.push(*b as u8),
+                _ => return Value::List(items),
+            }
+        }
+        if !text {
+            return Value::Bytes(bytes);
+        }
+        match String::from_utf8(bytes) {
+            Ok(s) => Value::Str(s),
+            Err(_) => Value::List(items),
+        }
+    }
+}

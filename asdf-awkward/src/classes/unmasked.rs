@@ -1,0 +1,21 @@
+//! `UnmaskedArray`: an option type whose elements are all present (awkward 2's `UnmaskedArray`).
+
+use crate::layout::{Layout, MaskedArray, Node};
+
+/// Every element of `content`, typed as optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnmaskedArray {
+    /// The values.
+    pub content: Node,
+}
+
+impl UnmaskedArray {
+    /// awkward0 has no such class: a `MaskedArray` with nothing masked keeps the option type.
+    pub(crate) fn to_awkward0(&self) -> Layout {
+        Layout::Masked(MaskedArray {
+            mask: vec![false; self.content.len()],
+            content: self.content.clone(),
+            masked_when: true,
+        })
+    }
+}
