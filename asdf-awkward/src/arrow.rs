@@ -405,7 +405,7 @@ pub fn write_ipc_stream(layout: &Layout, path: impl AsRef<std::path::Path>) -> R
     let path = path.as_ref();
     let batch = to_record_batch(layout)?;
     let mut failure = None;
-    crate::store::write_atomic(path, |file| {
+    crate::store::write_atomic(path, true, |file| {
         let run = || -> std::result::Result<(), arrow_schema::ArrowError> {
             let mut w =
                 arrow_ipc::writer::StreamWriter::try_new(file.try_clone()?, &batch.schema())?;

@@ -230,7 +230,7 @@ pub(crate) fn write_zip(
     entries: impl FnOnce(&mut dyn BlobSink) -> Result<()>,
 ) -> Result<()> {
     let mut failure: Option<Error> = None;
-    write_atomic(path, |file| {
+    write_atomic(path, true, |file| {
         let mut zip = ZipWriter::new(file.try_clone()?);
         let mut sink = ZipSink {
             zip: &mut zip,

@@ -41,7 +41,7 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
     let mut failure = None;
-    crate::store::write_atomic(path, |file| {
+    crate::store::write_atomic(path, true, |file| {
         let run = || -> std::result::Result<(), parquet::errors::ParquetError> {
             let mut w = ArrowWriter::try_new(file.try_clone()?, batch.schema(), Some(props))?;
             w.write(&batch)?;
