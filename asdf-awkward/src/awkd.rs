@@ -204,22 +204,34 @@ pub enum SaveMode {
     Append,
 }
 
-struct ZipSink<'w> {
+/// ZIP entries being written (stored, zip64 when large).
+pub(crate) struct ZipSink<'w> {
     zip: &'w mut ZipWriter<File>,
     path: &'w Path,
 }
 
-impl BlobSink for ZipSink<'_> {
-    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+impl ZipSink<'_> {
+    /// Stores one entry made of `parts` written one after another (no concatenated copy).
+    pub(crate) fn put_parts(&mut self, name: &str, parts: &[&[u8]]) -> Result<()> {
+        let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
         let opts = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Stored)
-            .large_file(bytes.len() as u64 >= u32::MAX as u64);
+            .large_file(len >= u32::MAX as u64);
         self.zip
             .start_file(name, opts)
             .map_err(|e| zip_err(self.path, e))?;
-        self.zip
-            .write_all(bytes)
-            .map_err(|e| Error::io(self.path.display(), e))
+        for p in parts {
+            self.zip
+                .write_all(p)
+                .map_err(|e| Error::io(self.path.display(), e))?;
+        }
+        Ok(())
+    }
+}
+
+impl BlobSink for ZipSink<'_> {
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.put_parts(name, &[bytes])
     }
 }
 
@@ -227,7 +239,7 @@ impl BlobSink for ZipSink<'_> {
 /// all stored, are what `entries` puts into the sink.
 pub(crate) fn write_zip(
     path: &Path,
-    entries: impl FnOnce(&mut dyn BlobSink) -> Result<()>,
+    entries: impl FnOnce(&mut ZipSink<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut failure: Option<Error> = None;
     write_atomic(path, true, |file| {

@@ -90,20 +90,17 @@ pub fn write_awkward2_npz(layout: &Layout, path: impl AsRef<Path>) -> Result<()>
     let form = b.form.to_string();
     crate::awkd::write_zip(path.as_ref(), |sink| {
         for (key, bytes) in &b.buffers {
-            let mut entry = npy::header("|u1", Some(bytes.len()));
-            entry.extend_from_slice(bytes);
-            sink.put(&format!("{key}.npy"), &entry)?;
+            let header = npy::header("|u1", Some(bytes.len()));
+            sink.put_parts(&format!("{key}.npy"), &[&header, bytes])?;
         }
         let chars: Vec<u8> = form
             .chars()
             .flat_map(|c| (c as u32).to_le_bytes())
             .collect();
-        let mut entry = npy::header(&format!("<U{}", form.chars().count()), None);
-        entry.extend_from_slice(&chars);
-        sink.put("form.npy", &entry)?;
-        let mut entry = npy::header("<i8", None);
-        entry.extend_from_slice(&(b.length as i64).to_le_bytes());
-        sink.put("length.npy", &entry)
+        let header = npy::header(&format!("<U{}", form.chars().count()), None);
+        sink.put_parts("form.npy", &[&header, &chars])?;
+        let header = npy::header("<i8", None);
+        sink.put_parts("length.npy", &[&header, &(b.length as i64).to_le_bytes()])
     })
 }
 
