@@ -351,6 +351,15 @@ mod tests {
             "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1,), }"
         ))
         .is_err());
+        // Deeply nested descriptors (which make py_literal-based parsers take exponential
+        // time) are refused at once: the reader only accepts a quoted type string.
+        let nested = format!(
+            "{{'descr': {}'<f8'{}, 'fortran_order': False, 'shape': (1,), }}",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        let e = read(&header(&nested)).unwrap_err();
+        assert!(e.to_string().contains("simple"), "{e}");
         assert!(read(&header(
             "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (1,), }"
         ))
