@@ -471,9 +471,7 @@ impl Layout {
                 a.index.validate("StringArray", location, a.content.len())?;
                 match a.encoding.as_deref() {
                     None => Ok(()),
-                    Some(e) if crate::value::is_utf8_name(e) || e.eq_ignore_ascii_case("ascii") => {
-                        Ok(())
-                    }
+                    Some(e) if is_utf8_name(e) || e.eq_ignore_ascii_case("ascii") => Ok(()),
                     Some(e) => Err(Error::Unsupported {
                         location: location.into(),
                         what: format!(
@@ -751,4 +749,12 @@ fn check_index(class: &'static str, location: &str, index: &[i64], len: usize) -
         }
     }
     Ok(())
+}
+
+/// Whether a Python codec name means UTF-8 (how awkward0 names a string array's encoding).
+pub(crate) fn is_utf8_name(e: &str) -> bool {
+    matches!(
+        e.to_ascii_lowercase().as_str(),
+        "utf-8" | "utf8" | "utf_8" | "u8"
+    )
 }

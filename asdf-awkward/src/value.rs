@@ -38,13 +38,6 @@ pub enum Value {
     Record(Vec<(String, Value)>),
 }
 
-pub(crate) fn is_utf8_name(e: &str) -> bool {
-    matches!(
-        e.to_ascii_lowercase().as_str(),
-        "utf-8" | "utf8" | "utf_8" | "u8"
-    )
-}
-
 impl Value {
     /// JSON for this value: lists and records as JSON arrays and objects; bytes as an array of
     /// integers; complex as `[re, im]`; non-finite floats as `null` (JSON has none).

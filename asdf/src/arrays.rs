@@ -108,7 +108,7 @@ pub(crate) fn external_block(
             set.insert(path.clone());
         }
     }
-    let file = crate::external::open_located(uri, &path, options)?;
+    let file = crate::file::open_located(uri, &path, options)?;
     let data = file.block_data(0).map_err(|e| {
         err(format!(
             "its block 0: {}",

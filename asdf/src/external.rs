@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{AsdfError, Result};
-use crate::file::{AsdfFile, OpenOptions};
 
 /// Which external files (exploded array files, `$ref` targets) an open file may make the
 /// reader open.
@@ -188,32 +187,6 @@ pub fn locate(uri: &str, referrer: &Path, root: &Path, policy: ExternalFiles) ->
         )));
     }
     Ok(target)
-}
-
-/// Opens the external ASDF file `uri` found in the file at `referrer`, within the policy of
-/// `options` for a tree opened from `root` ([`locate`]); the observer of `options` is told its
-/// path first. Errors name the URI and the path but never quote the file's content
-/// ([`content_free`]).
-pub fn open_external(
-    uri: &str,
-    referrer: &Path,
-    root: &Path,
-    options: &OpenOptions,
-) -> Result<AsdfFile> {
-    let path = locate(uri, referrer, root, options.external_files)?;
-    open_located(uri, &path, options)
-}
-
-/// Opens the external file `uri` already [`locate`]d at `path`: the observer of `options` is
-/// told first, and errors never quote the file's content ([`content_free`]).
-pub fn open_located(uri: &str, path: &Path, options: &OpenOptions) -> Result<AsdfFile> {
-    if let Some(o) = &options.external_observer {
-        o.notify(path);
-    }
-    AsdfFile::open_with(path, options).map_err(|e| AsdfError::External {
-        uri: uri.to_string(),
-        reason: format!("{}: {}", path.display(), content_free(&e)),
-    })
 }
 
 /// What went wrong with a file, said without quoting any byte of it (for files the user did

@@ -417,3 +417,29 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
         self.absolute_path.as_deref()
     }
 }
+
+/// Opens the external ASDF file `uri` found in the file at `referrer`, within the policy of
+/// `options` for a tree opened from `root` ([`locate`](crate::locate)); the observer of `options` is told its
+/// path first. Errors name the URI and the path but never quote the file's content
+/// ([`content_free`](crate::content_free)).
+pub fn open_external(
+    uri: &str,
+    referrer: &Path,
+    root: &Path,
+    options: &OpenOptions,
+) -> Result<AsdfFile> {
+    let path = crate::external::locate(uri, referrer, root, options.external_files)?;
+    open_located(uri, &path, options)
+}
+
+/// Opens the external file `uri` already [`locate`](crate::locate)d at `path`: the observer of `options` is
+/// told first, and errors never quote the file's content ([`content_free`](crate::content_free)).
+pub fn open_located(uri: &str, path: &Path, options: &OpenOptions) -> Result<AsdfFile> {
+    if let Some(o) = &options.external_observer {
+        o.notify(path);
+    }
+    AsdfFile::open_with(path, options).map_err(|e| AsdfError::External {
+        uri: uri.to_string(),
+        reason: format!("{}: {}", path.display(), crate::external::content_free(&e)),
+    })
+}

@@ -45,8 +45,8 @@ pub use builder::{AsdfWriter, LIBRARY_NAME};
 
 pub use error::{AsdfError, Result};
 pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
-pub use external::{locate, open_external, open_located, ExternalFiles, ExternalObserver};
-pub use file::{AsdfFile, OpenOptions};
+pub use external::{content_free, locate, ExternalFiles, ExternalObserver};
+pub use file::{open_external, open_located, AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
 pub use stream::StreamWriter;
 pub use write::{atomic_write, write_path, write_to, WriteOptions};

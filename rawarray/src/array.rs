@@ -229,13 +229,6 @@ impl RawArray {
         crate::element::bytes_of_mut(&mut v).copy_from_slice(&self.data);
         Ok(v)
     }
-
-    /// The elements as an `ndarray` array with shape `dims` in column-major (Fortran) layout,
-    /// the shape Julia, Matlab and C users see.
-    #[cfg(feature = "ndarray")]
-    pub fn to_array<T: Element>(&self) -> Result<ndarray::ArrayD<T>> {
-        crate::nd::vec_to_array(self.to_vec::<T>()?, self.dims())
-    }
 }
 
 pub(crate) fn check_record<R>(kind: ElementKind) -> Result<()> {

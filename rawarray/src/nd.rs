@@ -31,6 +31,14 @@ pub(crate) fn vec_to_array<T>(v: Vec<T>, dims: &[u64]) -> Result<ArrayD<T>> {
         .map_err(|e| Error::InvalidArgument(format!("dims {dims:?} do not fit the data: {e}")))
 }
 
+impl crate::RawArray {
+    /// The elements as an `ndarray` array with shape `dims` in column-major (Fortran) layout,
+    /// the shape Julia, Matlab and C users see.
+    pub fn to_array<T: Element>(&self) -> Result<ndarray::ArrayD<T>> {
+        vec_to_array(self.to_vec::<T>()?, self.dims())
+    }
+}
+
 /// Reads a file from `reader` into an array of shape `dims` (Fortran layout).
 ///
 /// ```

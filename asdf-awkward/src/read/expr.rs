@@ -13,7 +13,6 @@ use crate::layout::{Layout, Node};
 use crate::pickle::PyScalar;
 use crate::store::BlobStore;
 
-use super::construct::Args;
 use super::dispatch::{lookup, spec_str, Ctor, Lookup};
 use super::ReadOptions;
 
@@ -655,5 +654,138 @@ impl<'a> Eval<'a> {
         } else {
             Cow::Owned(format!("{}{}", self.prefix, name))
         })
+    }
+}
+
+/// Builds a schema error at `loc`.
+pub(super) fn schema_err_s(loc: &str, message: impl Into<String>) -> Error {
+    Error::Schema {
+        location: loc.to_string(),
+        message: message.into(),
+    }
+}
+
+/// The evaluated arguments of one constructor call, with where each came from.
+pub(super) struct Args<'a> {
+    pub(super) ctor: Ctor,
+    pub(super) slots: Vec<Option<(Val<'a>, String)>>,
+    pub(super) params: &'static [&'static str],
+    pub(super) loc: String,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn val(&self, i: usize) -> Option<&Val<'a>> {
+        self.slots.get(i).and_then(|s| s.as_ref()).map(|(v, _)| v)
+    }
+
+    pub(super) fn arg_loc(&self, i: usize) -> &str {
+        self.slots
+            .get(i)
+            .and_then(|s| s.as_ref())
+            .map(|(_, l)| l.as_str())
+            .unwrap_or(&self.loc)
+    }
+
+    pub(super) fn wrong(&self, i: usize, expected: &str, found: Option<&Val<'a>>) -> Error {
+        let found = found.map_or("nothing".to_string(), |v| v.kind());
+        schema_err_s(
+            self.arg_loc(i),
+            format!(
+                "argument {:?} of {} must be {expected}, found {found}",
+                self.params.get(i).copied().unwrap_or("?"),
+                self.ctor.name()
+            ),
+        )
+    }
+
+    pub(super) fn json(&self, i: usize) -> Result<&'a Json> {
+        match self.val(i) {
+            Some(Val::Json(j)) => Ok(j),
+            other => Err(self.wrong(i, "a JSON value", other)),
+        }
+    }
+
+    pub(super) fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match self.val(i) {
+            None => Ok(None),
+            Some(Val::Json(j)) if j.is_i64() => Ok(j.as_i64()),
+            other => Err(self.wrong(i, "an integer", other)),
+        }
+    }
+
+    pub(super) fn opt_boolish(&self, i: usize) -> Result<Option<bool>> {
+        match self.val(i) {
+            None => Ok(None),
+            Some(Val::Json(Json::Bool(b))) => Ok(Some(*b)),
+            Some(Val::Json(j)) if j.as_i64() == Some(0) => Ok(Some(false)),
+            Some(Val::Json(j)) if j.as_i64() == Some(1) => Ok(Some(true)),
+            other => Err(self.wrong(i, "a boolean", other)),
+        }
+    }
+
+    pub(super) fn array(&self, i: usize) -> Result<Node> {
+        match self.val(i) {
+            Some(Val::Array(n)) => Ok(n.clone()),
+            other => Err(self.wrong(i, "an array", other)),
+        }
+    }
+
+    pub(super) fn array_list(&self, i: usize) -> Result<Vec<Node>> {
+        match self.val(i) {
+            Some(Val::List(l)) | Some(Val::Tuple(l)) => l
+                .iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Val::Array(n) => Ok(n.clone()),
+                    other => Err(schema_err_s(
+                        self.arg_loc(i),
+                        format!("item {k} must be an array, found {}", other.kind()),
+                    )),
+                })
+                .collect(),
+            other => Err(self.wrong(i, "a list of arrays", other)),
+        }
+    }
+
+    /// A 1-D integer (or bool) numpy array as `i64`s.
+    pub(super) fn index(&self, i: usize) -> Result<Vec<i64>> {
+        self.index_cow(i).map(|c| c.into_owned())
+    }
+
+    /// Like [`index`](Self::index), borrowing when the leaf is already `int64`.
+    pub(super) fn index_cow(&self, i: usize) -> Result<Cow<'_, [i64]>> {
+        match self.val(i) {
+            Some(Val::Array(n)) => match n.as_ref() {
+                Layout::Numpy(a) => a.as_i64s().ok_or_else(|| {
+                    schema_err_s(
+                        self.arg_loc(i),
+                        format!(
+                            "argument {:?} of {} must be a 1-D integer array that fits int64, found dtype {}",
+                            self.params.get(i).copied().unwrap_or("?"),
+                            self.ctor.name(),
+                            a.dtype().to_json()
+                        ),
+                    )
+                }),
+                other => Err(schema_err_s(self.arg_loc(i), format!("must be a numpy array, found {}", other.class_name()))),
+            },
+            other => Err(self.wrong(i, "an integer array", other)),
+        }
+    }
+
+    /// A 1-D one-byte numpy array (uint8, int8 or bool) as bytes.
+    pub(super) fn bytes_array(&self, i: usize) -> Result<Vec<u8>> {
+        match self.val(i) {
+            Some(Val::Array(n)) => match n.as_ref() {
+                Layout::Numpy(a) if a.dtype().inner_shape.is_empty() => match a.data() {
+                    Buffer::U8(v) => Ok(v.clone()),
+                    Buffer::I8(v) => Ok(v.iter().map(|&x| x as u8).collect()),
+                    Buffer::Bool(v) => Ok(v.iter().map(|&x| x as u8).collect()),
+                    _ => Err(self.wrong(i, "a 1-byte (uint8) array", self.val(i))),
+                },
+                _ => Err(self.wrong(i, "a 1-D uint8 array", self.val(i))),
+            },
+            other => Err(self.wrong(i, "a uint8 array", other)),
+        }
     }
 }

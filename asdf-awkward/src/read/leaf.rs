@@ -11,9 +11,9 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::numpy::{Buffer, NumpyArray};
 
-use super::construct::{schema_err_s, Args};
 use super::dispatch::Ctor;
 use super::expr::{kind_of, short, Eval, Kind, Loc, Val};
+use super::expr::{schema_err_s, Args};
 
 impl<'a> Eval<'a> {
     /// The fast path of `numpy.frombuffer` for the two shapes awkward0 writes — a plain `read`,
