@@ -1,7 +1,6 @@
 //! Our constructors for every awkward0 class, each node bounded and validated as it is built,
 //! and the typed access to call arguments.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -10,10 +9,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{
     AppendableArray, BitMaskedArray, ChunkedArray, IndexedArray, IndexedMaskedArray, JaggedArray,
-    Layout, ListIndex, MaskedArray, Node, SparseArray, SparseDefault, StringArray, Table,
-    TableView, UnionArray,
+    Layout, ListIndex, MaskedArray, SparseArray, SparseDefault, StringArray, Table, TableView,
+    UnionArray,
 };
-use crate::numpy::Buffer;
 use crate::pickle::PyScalar;
 
 use super::dispatch::Ctor;

@@ -10,6 +10,7 @@ use serde_json::{Map, Value as Json};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Node};
+use crate::numpy::Buffer;
 use crate::pickle::PyScalar;
 use crate::store::BlobStore;
 
