@@ -318,12 +318,12 @@ fn clean_up_on_signals(cli: &Cli) -> Result<()> {
     Ok(())
 }
 
-/// Runs a verb; `Ok(false)` means the answer is "no" (exit status 1).
+/// Sets the process up (trust limits, signal clean-up, threads) and runs the verb; `Ok(false)`
+/// means the answer is "no" (exit status 1).
 fn run(cli: Cli) -> Result<bool> {
     let (trust, options) = open_options(&cli);
     asdftool::input::set_open_options(trust, options);
     clean_up_on_signals(&cli)?;
-    use asdftool::rewrite::{rewrite, Mode};
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {
         if n == 0 {
@@ -334,11 +334,28 @@ fn run(cli: Cli) -> Result<bool> {
             .build_global()
             .map_err(|e| CliError::Usage(format!("--threads: {e}")))?;
     }
-    let say = |msg: String| {
-        if !cli.quiet {
-            eprintln!("{msg}");
-        }
-    };
+    dispatch(&cli)
+}
+
+/// Prints a progress line on stderr unless `--quiet`.
+fn say(cli: &Cli, msg: String) {
+    if !cli.quiet {
+        eprintln!("{msg}");
+    }
+}
+
+/// Prints one line per item on stdout.
+fn out_lines<S: AsRef<str>>(lines: &[S]) -> Result<()> {
+    let mut text = String::new();
+    for l in lines {
+        text.push_str(l.as_ref());
+        text.push('\n');
+    }
+    out(&text)
+}
+
+/// Runs the verb; `Ok(false)` means the answer is "no" (exit status 1).
+fn dispatch(cli: &Cli) -> Result<bool> {
     match &cli.command {
         Verb::Info {
             file,
@@ -353,76 +370,11 @@ fn run(cli: Cli) -> Result<bool> {
             };
             out(&asdftool::info::info(file, &opts)?)?;
         }
-        Verb::Verify { file } => {
-            let r = asdftool::verify::verify(file, cli.verbose)?;
-            let mut text = String::new();
-            for l in &r.lines {
-                if cli.verbose || l.starts_with("FAILED") || l.starts_with("warning") {
-                    text.push_str(l);
-                    text.push('\n');
-                }
-            }
-            if r.failures == 0 {
-                if !cli.quiet {
-                    text.push_str(&format!(
-                        "OK: {} blocks and {} arrays verified in {}\n",
-                        r.blocks,
-                        r.arrays,
-                        file.display()
-                    ));
-                }
-                out(&text)?;
-            } else {
-                out(&text)?;
-                eprintln!("{}: {} failure(s)", file.display(), r.failures);
-                return Ok(false);
-            }
-        }
-        Verb::ToYaml { file, output } => {
-            let s = rewrite(file, output, Mode::Inline)?;
-            say(format!(
-                "wrote {} ({} arrays inline)",
-                output.display(),
-                s.arrays
-            ));
-        }
-        Verb::Defragment {
-            file,
-            output,
-            compress,
-            level,
-        } => {
-            let compression = label(compress)?.unwrap_or(asdf::block::Label::NONE);
-            let s = rewrite(
-                file,
-                output,
-                Mode::Blocks {
-                    compression,
-                    level: *level,
-                },
-            )?;
-            say(format!("wrote {} ({} arrays)", output.display(), s.arrays));
-        }
-        Verb::Explode { file, output } => {
-            let s = rewrite(file, output, Mode::External)?;
-            say(format!(
-                "wrote {} and {} external array files",
-                output.display(),
-                s.arrays
-            ));
-        }
-        Verb::Implode { file, output } => {
-            let mode = Mode::Blocks {
-                compression: asdf::block::Label::NONE,
-                level: None,
-            };
-            let s = rewrite(file, output, mode)?;
-            say(format!(
-                "wrote {} ({} arrays in internal blocks)",
-                output.display(),
-                s.arrays
-            ));
-        }
+        Verb::Verify { file } => return verify(cli, file),
+        Verb::ToYaml { .. }
+        | Verb::Defragment { .. }
+        | Verb::Explode { .. }
+        | Verb::Implode { .. } => rewrite_verb(cli)?,
         Verb::Diff {
             a,
             b,
@@ -434,12 +386,7 @@ fn run(cli: Cli) -> Result<bool> {
                 pointer: pointer.clone(),
             };
             let d = asdftool::diff::diff(a, b, &opts)?;
-            let mut text = String::new();
-            for l in &d {
-                text.push_str(l);
-                text.push('\n');
-            }
-            out(&text)?;
+            out_lines(&d)?;
             return Ok(d.is_empty());
         }
         Verb::Convert {
@@ -456,19 +403,9 @@ fn run(cli: Cli) -> Result<bool> {
                 level: *level,
                 name: name.clone(),
             };
-            say(asdftool::convert::convert(input, output, &opts)?);
+            say(cli, asdftool::convert::convert(input, output, &opts)?);
         }
-        Verb::Edit { file } => {
-            use asdftool::edit::Outcome;
-            match asdftool::edit::edit(file)? {
-                Outcome::Unchanged => say(format!("{}: no changes", file.display())),
-                Outcome::InPlace => say(format!("{}: tree updated in place", file.display())),
-                Outcome::Rewritten => say(format!(
-                    "{}: file rewritten with the new tree",
-                    file.display()
-                )),
-            }
-        }
+        Verb::Edit { file } => edit(cli, file)?,
         Verb::Search {
             file,
             key,
@@ -482,74 +419,150 @@ fn run(cli: Cli) -> Result<bool> {
                 value: value.clone(),
             };
             let found = asdftool::search::search(f.tree(), &q)?;
-            let mut text = String::new();
-            for p in &found {
-                text.push_str(p);
-                text.push('\n');
-            }
-            out(&text)?;
+            out_lines(&found)?;
             return Ok(!found.is_empty());
         }
-        Verb::Validate {
-            file,
-            schema,
-            schemas,
-            python,
-            builtin_only,
-        } => {
-            let opts = if *builtin_only {
-                asdf_schema::ValidateOptions::builtin_only()
-            } else {
-                asdf_schema::ValidateOptions {
-                    custom_schema: schema.clone(),
-                    schema_dirs: schemas.clone(),
-                    python: python.clone(),
-                    ..Default::default()
-                }
-            };
-            asdftool::input::check_readable(file)?;
-            let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
-                asdf_schema::SchemaError::Io { .. } => {
-                    CliError::Usage(format!("{}: {e}", file.display()))
-                }
-                other => CliError::invalid(file, other),
-            })?;
-            out(&format!("{}: {report}", file.display()))?;
-            return Ok(report.is_valid());
-        }
-        Verb::Tags => {
-            let mut text = String::new();
-            for t in TAGS {
-                text.push_str(t);
-                text.push('\n');
-            }
-            out(&text)?;
-        }
-        Verb::Extensions => {
-            let reg = asdf::block::CodecRegistry::default();
-            let mut text = String::from("compression labels:\n");
-            for l in reg.labels() {
-                text.push_str(&format!("  {l}\n"));
-            }
-            text.push_str("formats: asdf, rawarray (.ra), npy, awkd\n");
-            out(&text)?;
-        }
-        Verb::Awkward { verb } => match verb {
-            AwkVerb::ToJson { file, name } => {
-                let v = asdftool::awk::to_json(file, name.as_deref())?;
-                out(&(v.to_string() + "\n"))?;
-            }
-            AwkVerb::FromJson {
-                input,
-                output,
-                name,
-            } => {
-                asdftool::awk::from_json(input, output, name)?;
-                say(format!("wrote {}", output.display()));
-            }
-        },
+        Verb::Validate { .. } => return validate(cli),
+        Verb::Tags => out_lines(TAGS)?,
+        Verb::Extensions => extensions()?,
+        Verb::Awkward { verb } => awkward(cli, verb)?,
     }
     Ok(true)
+}
+
+/// `extensions`: the compression labels this build reads and writes, and the file formats.
+fn extensions() -> Result<()> {
+    let reg = asdf::block::CodecRegistry::default();
+    let mut text = String::from("compression labels:\n");
+    for l in reg.labels() {
+        text.push_str(&format!("  {l}\n"));
+    }
+    text.push_str("formats: asdf, rawarray (.ra), npy, awkd\n");
+    out(&text)
+}
+
+/// `verify`: prints failures (and details with `-v`); `Ok(false)` when any check failed.
+fn verify(cli: &Cli, file: &std::path::Path) -> Result<bool> {
+    let r = asdftool::verify::verify(file, cli.verbose)?;
+    let mut text = String::new();
+    for l in &r.lines {
+        if cli.verbose || l.starts_with("FAILED") || l.starts_with("warning") {
+            text.push_str(l);
+            text.push('\n');
+        }
+    }
+    if r.failures == 0 && !cli.quiet {
+        text.push_str(&format!(
+            "OK: {} blocks and {} arrays verified in {}\n",
+            r.blocks,
+            r.arrays,
+            file.display()
+        ));
+    }
+    out(&text)?;
+    if r.failures > 0 {
+        eprintln!("{}: {} failure(s)", file.display(), r.failures);
+    }
+    Ok(r.failures == 0)
+}
+
+/// The verbs that rewrite an ASDF file: `to-yaml`, `defragment`, `explode`, `implode`.
+fn rewrite_verb(cli: &Cli) -> Result<()> {
+    use asdftool::rewrite::{rewrite, Mode};
+    let (file, output, mode, what) = match &cli.command {
+        Verb::ToYaml { file, output } => (file, output, Mode::Inline, "arrays inline"),
+        Verb::Defragment {
+            file,
+            output,
+            compress,
+            level,
+        } => {
+            let compression = label(compress)?.unwrap_or(asdf::block::Label::NONE);
+            let mode = Mode::Blocks {
+                compression,
+                level: *level,
+            };
+            (file, output, mode, "arrays")
+        }
+        Verb::Explode { file, output } => (file, output, Mode::External, "external array files"),
+        Verb::Implode { file, output } => {
+            let mode = Mode::Blocks {
+                compression: asdf::block::Label::NONE,
+                level: None,
+            };
+            (file, output, mode, "arrays in internal blocks")
+        }
+        _ => return Err(CliError::Usage("not a rewriting verb".into())),
+    };
+    let s = rewrite(file, output, mode)?;
+    let msg = match &cli.command {
+        Verb::Explode { .. } => format!("wrote {} and {} {what}", output.display(), s.arrays),
+        _ => format!("wrote {} ({} {what})", output.display(), s.arrays),
+    };
+    say(cli, msg);
+    Ok(())
+}
+
+/// `edit`: the tree in $VISUAL/$EDITOR, written back in place or rewritten.
+fn edit(cli: &Cli, file: &std::path::Path) -> Result<()> {
+    use asdftool::edit::Outcome;
+    let msg = match asdftool::edit::edit(file)? {
+        Outcome::Unchanged => "no changes",
+        Outcome::InPlace => "tree updated in place",
+        Outcome::Rewritten => "file rewritten with the new tree",
+    };
+    say(cli, format!("{}: {msg}", file.display()));
+    Ok(())
+}
+
+/// `validate`: schema validation; `Ok(false)` when the file is invalid.
+fn validate(cli: &Cli) -> Result<bool> {
+    let Verb::Validate {
+        file,
+        schema,
+        schemas,
+        python,
+        builtin_only,
+    } = &cli.command
+    else {
+        return Err(CliError::Usage("not the validate verb".into()));
+    };
+    let opts = if *builtin_only {
+        asdf_schema::ValidateOptions::builtin_only()
+    } else {
+        asdf_schema::ValidateOptions {
+            custom_schema: schema.clone(),
+            schema_dirs: schemas.clone(),
+            python: python.clone(),
+            ..Default::default()
+        }
+    };
+    asdftool::input::check_readable(file)?;
+    let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
+        asdf_schema::SchemaError::Io { .. } => CliError::Usage(format!("{}: {e}", file.display())),
+        other => CliError::invalid(file, other),
+    })?;
+    out(&format!("{}: {report}", file.display()))?;
+    Ok(report.is_valid())
+}
+
+/// `awkward to-json` / `awkward from-json`.
+fn awkward(cli: &Cli, verb: &AwkVerb) -> Result<()> {
+    match verb {
+        AwkVerb::ToJson { file, name } => {
+            let v = asdftool::awk::to_json(file, name.as_deref())?;
+            out(&(v.to_string() + "\n"))
+        }
+        AwkVerb::FromJson {
+            input,
+            output,
+            name,
+        } => {
+            asdftool::awk::from_json(input, output, name)?;
+            say(cli, format!("wrote {}", output.display()));
+            Ok(())
+        }
+    }
 }
 
 fn main() -> ExitCode {

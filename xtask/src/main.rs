@@ -78,6 +78,20 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
+/// Installs a pinned requirements file into the virtualenv of `python`.
+fn pip_install(python: &Path, requirements: &Path) -> Result<(), String> {
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(requirements))
+}
+
 /// Creates or refreshes `target/interop-venv` and returns its interpreter.
 fn venv() -> Result<PathBuf, String> {
     let dir = workspace_root().join("target").join("interop-venv");
@@ -111,16 +125,7 @@ fn venv() -> Result<PathBuf, String> {
         "--upgrade",
         "pip",
     ]))?;
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&req))?;
+    pip_install(&python, &req)?;
     // Prove the peers import before any test relies on them.
     run(Command::new(&python).args([
         "-c",
@@ -226,16 +231,7 @@ fn clippy_and_docs() -> Result<(), String> {
 fn python_package(python: &Path) -> Result<(), String> {
     let root = workspace_root();
     let crate_dir = root.join("asdf-python");
-    run(Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(crate_dir.join("requirements-test.txt")))?;
+    pip_install(python, &crate_dir.join("requirements-test.txt"))?;
     let venv = python
         .parent()
         .and_then(Path::parent)
