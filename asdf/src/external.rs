@@ -8,7 +8,7 @@
 //! place that decides: [`ExternalFiles`] is the policy (in
 //! [`OpenOptions::external_files`](crate::OpenOptions::external_files)), [`locate`] resolves a
 //! URI against the file that contains it (never the working directory) and applies the policy,
-//! and [`open_external`] opens the result as an ASDF file.
+//! and [`open_external`](crate::open_external) opens the result as an ASDF file.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
