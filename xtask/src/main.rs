@@ -166,13 +166,6 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
-    // Awkward arrays as Arrow arrays and Parquet files (arrow-rs), checked against pyarrow.
-    run(Command::new(cargo())
-        .current_dir(workspace_root())
-        .args(["test", "-p", "asdf-awkward", "--features", "parquet"])
-        .args(&extra)
-        .env("ASDF_TEST_PYTHON", &python)
-        .env("ASDF_REQUIRE_INTEROP", "1"))?;
     clippy_and_docs()
 }
 
