@@ -3,6 +3,8 @@
 //! with `ak.to_list`; we write them back and awkward 2 reads them and compares with the original
 //! (`ak.array_equal` with parameters, the type string, `to_list`).
 
+mod common;
+
 use asdf::yaml::Node;
 use asdf::{AsdfFile, AsdfWriter, StoreOptions};
 use asdf_awkward::{
@@ -71,23 +73,6 @@ add("fixed_bytes", ak.from_numpy(np.array([b"ab", b"cd"])))
 add("deep", [[{"a": [None, 1]}], [], [{"a": []}, None]])
 add("record_of_options", [{"a": None, "b": [1, None]}, {"a": 2.5, "b": []}])
 add("regular_of_records", ak.to_regular(ak.Array([[{"x": 1}, {"x": 2}], [{"x": 3}, {"x": 4}]]), axis=1))
-
-def conv(x):
-    if isinstance(x, dict):
-        return {str(k): conv(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return {str(i): conv(v) for i, v in enumerate(x)}
-    if isinstance(x, list):
-        return [conv(v) for v in x]
-    if isinstance(x, (bytes, bytearray)):
-        return list(x)
-    if isinstance(x, complex):
-        return [x.real, x.imag]
-    if isinstance(x, (np.datetime64, np.timedelta64)):
-        return int(x.astype(np.int64))
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 out = {}
 for name, a in arrays.items():
@@ -251,7 +236,7 @@ fn awkward2_writes_we_read_we_write_awkward2_reads() {
     std::fs::create_dir_all(&dst).unwrap();
     let expected = py_json(&asdf_testkit::run_python(
         &py,
-        GENERATE,
+        &format!("{}{GENERATE}", common::CONV),
         &[src.to_str().unwrap()],
     ));
     let expected = expected.as_object().unwrap();

@@ -3,6 +3,8 @@
 //! compare with the original.
 #![cfg(feature = "parquet")]
 
+mod common;
+
 use asdf_awkward::parquet_io::{read_parquet, write_parquet};
 use serde_json::Value as Json;
 
@@ -33,18 +35,6 @@ arrays = {
     "tuples": ak.Array([(1, "a"), (2, "b")]),
     "events": ak.zip({"pt": ak.Array([[30.5, 12.25], [], [5.0]]), "eta": ak.Array([[0.1, -1.2], [], [2.0]])}),
 }
-def conv(x):
-    if isinstance(x, dict):
-        return {str(k): conv(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return {str(i): conv(v) for i, v in enumerate(x)}
-    if isinstance(x, list):
-        return [conv(v) for v in x]
-    if isinstance(x, (bytes, bytearray)):
-        return list(x)
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 out = {}
 for name, a in arrays.items():
     ak.to_parquet(a, base / f"{name}.parquet")
@@ -93,7 +83,7 @@ fn parquet_both_ways_with_awkward_and_pyarrow() {
     let py = asdf_testkit::require_python!();
     let tmp = asdf_testkit::TempDir::new("awk-parquet");
     let dir = tmp.path().to_str().unwrap().to_string();
-    let out = asdf_testkit::run_python(&py, WRITE, &[&dir]);
+    let out = asdf_testkit::run_python(&py, &format!("{}{WRITE}", common::CONV), &[&dir]);
     let expected: Json = serde_json::from_slice(&out).unwrap();
     let expected = expected.as_object().unwrap();
     assert!(expected.len() >= 15);

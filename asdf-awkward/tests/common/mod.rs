@@ -13,6 +13,7 @@ use serde_json::json;
 /// Python helper turning `tolist()` output into JSON our `to_json` also produces.
 pub(crate) const CONV: &str = r#"
 import json, math
+import numpy as np
 def conv(x):
     if isinstance(x, dict):
         return {str(k): conv(v) for k, v in x.items()}
@@ -24,6 +25,8 @@ def conv(x):
         return list(x)
     if isinstance(x, complex):
         return [x.real, x.imag]
+    if isinstance(x, (np.datetime64, np.timedelta64)):
+        return int(x.astype(np.int64))
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
