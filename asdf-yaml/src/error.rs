@@ -44,6 +44,15 @@ pub enum Error {
         /// What the parser expected.
         message: String,
     },
+    /// [`Engine::Fast`](crate::Engine::Fast) met text it leaves to the reference parser (a
+    /// rare construct, or an error the reference parser reports with its location).
+    #[error("the fast YAML parser stops at byte {offset}: {reason} (Engine::Auto reads such text with the reference parser)")]
+    Unsupported {
+        /// Byte offset where it stopped.
+        offset: usize,
+        /// What it found there.
+        reason: &'static str,
+    },
     /// The input has more than one YAML document; an ASDF tree is exactly one.
     #[error("a second YAML document starts at {location}; an ASDF tree is a single document")]
     MultipleDocuments {

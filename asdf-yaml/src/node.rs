@@ -375,6 +375,25 @@ impl Node {
         self.tag.as_deref()
     }
 
+    /// Whether two trees are the same in every respect a parser decides: tags as stored, values
+    /// (floats by their bits, so NaN matches NaN and `0.0` does not match `-0.0`), and which
+    /// nodes are shared — where `==` compares only the values the trees stand for.
+    ///
+    /// ```
+    /// use asdf_yaml::parse_str;
+    /// let shared = parse_str("a: &x [1]\nb: *x\n").unwrap();
+    /// let copied = parse_str("a: [1]\nb: [1]\n").unwrap();
+    /// assert!(shared == copied);
+    /// assert!(!shared.identical(&copied));
+    /// assert!(shared.identical(&parse_str("a: &y [1]\nb: *y\n").unwrap()));
+    /// assert!(parse_str("x: .nan").unwrap().identical(&parse_str("x: .NaN").unwrap()));
+    /// ```
+    pub fn identical(&self, other: &Node) -> bool {
+        let mut pairs = std::collections::HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        identical(self, other, &mut pairs, &mut seen)
+    }
+
     /// Whether this node is a shared (anchored) subtree.
     pub fn is_shared(&self) -> bool {
         matches!(self.value, Value::Shared(_))
@@ -734,6 +753,47 @@ impl From<Mapping> for Node {
 impl<T: Into<Node>> From<Option<T>> for Node {
     fn from(v: Option<T>) -> Node {
         v.map_or_else(Node::null, Into::into)
+    }
+}
+
+/// [`Node::identical`]: `pairs` maps each shared node of one tree to its partner in the other,
+/// `seen` holds the partners already taken, so the sharing must match one to one.
+fn identical(
+    a: &Node,
+    b: &Node,
+    pairs: &mut std::collections::HashMap<*const Node, *const Node>,
+    seen: &mut std::collections::HashSet<*const Node>,
+) -> bool {
+    if a.raw_tag() != b.raw_tag() {
+        return false;
+    }
+    match (a.raw_value(), b.raw_value()) {
+        (Value::Shared(x), Value::Shared(y)) => {
+            let (px, py) = (Arc::as_ptr(x), Arc::as_ptr(y));
+            match pairs.get(&px) {
+                Some(&q) => q == py,
+                None if seen.contains(&py) => false,
+                None => {
+                    pairs.insert(px, py);
+                    seen.insert(py);
+                    identical(x, y, pairs, seen)
+                }
+            }
+        }
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| identical(x, y, pairs, seen))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|((kx, vx), (ky, vy))| {
+                    identical(kx, ky, pairs, seen) && identical(vx, vy, pairs, seen)
+                })
+        }
+        (Value::Shared(_), _) | (_, Value::Shared(_)) => false,
+        (x, y) => x == y,
     }
 }
 

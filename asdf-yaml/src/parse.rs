@@ -7,6 +7,7 @@ use std::sync::Arc;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use crate::error::{Error, Location, Result};
+use crate::fast::{Bail, Sink};
 use crate::node::{Mapping, Node, Value};
 use crate::resolve::{
     construct_bool, construct_float, construct_int, resolve_plain, Implicit, IntValue,
@@ -20,7 +21,10 @@ use crate::resolve::{
 /// let deep = "- ".repeat(100_000) + "x";
 /// let opts = ParseOptions::default();
 /// assert!(matches!(parse_document(&deep, &opts), Err(Error::DepthLimit { .. })));
-/// let small = ParseOptions { limits: Limits { max_depth: 2, ..Limits::default() } };
+/// let small = ParseOptions {
+///     limits: Limits { max_depth: 2, ..Limits::default() },
+///     ..ParseOptions::default()
+/// };
 /// assert!(parse_document("a: {b: {c: 1}}", &small).is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +58,7 @@ impl Limits {
     ///
     /// ```
     /// use asdf_yaml::{parse_document, Limits, ParseOptions};
-    /// let opts = ParseOptions { limits: Limits::untrusted() };
+    /// let opts = ParseOptions::untrusted();
     /// assert!(parse_document("a: &x [1, 2]\nb: *x\n", &opts).is_ok());
     /// ```
     pub fn untrusted() -> Limits {
@@ -71,6 +75,8 @@ impl Limits {
 pub struct ParseOptions {
     /// Resource bounds.
     pub limits: Limits,
+    /// Which parser reads the text.
+    pub engine: Engine,
 }
 
 impl ParseOptions {
@@ -78,8 +84,39 @@ impl ParseOptions {
     pub fn untrusted() -> ParseOptions {
         ParseOptions {
             limits: Limits::untrusted(),
+            ..ParseOptions::default()
         }
     }
+}
+
+/// Which parser turns text into events. Both feed the same tree builder, and the fast parser
+/// produces exactly the reference parser's events wherever it accepts the text (the
+/// differential tests hold it to that), so the choice changes speed, never a result.
+///
+/// ```
+/// use asdf_yaml::{parse_document, Engine, ParseOptions};
+/// let text = "%YAML 1.1\n--- !thing\na: [1, 2.5, yes]\nb: &x 'it''s'\nc: *x\n...\n";
+/// let tree = |engine| {
+///     parse_document(text, &ParseOptions { engine, ..ParseOptions::default() }).unwrap().root
+/// };
+/// assert_eq!(tree(Engine::Fast), tree(Engine::Reference));
+/// // Block scalars are left to the reference parser.
+/// let block = "a: |\n  text\n";
+/// let fast = ParseOptions { engine: Engine::Fast, ..ParseOptions::default() };
+/// assert!(parse_document(block, &fast).is_err());
+/// assert!(parse_document(block, &ParseOptions::default()).is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The fast parser, and the reference parser for whatever it leaves (rare constructs and
+    /// every error, so error messages are always the reference parser's).
+    #[default]
+    Auto,
+    /// Only the reference parser (saphyr-parser).
+    Reference,
+    /// Only the fast parser: text it leaves to the reference parser is an
+    /// [`Error::Unsupported`]. For tests and benchmarks.
+    Fast,
 }
 
 /// Something legal but discouraged found while parsing (e.g. a mapping key that is not a str, int
@@ -103,27 +140,37 @@ pub(crate) struct Built {
 /// Parses `text` (already prepared: no byte-order mark, YAML 1.1 line breaks rewritten) on this
 /// thread. `base` is added to reported byte offsets.
 pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<Built> {
-    let mut b = Builder {
-        text,
-        offset_cache: std::cell::Cell::new((0, 0)),
-        base,
-        limits: options.limits,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        open_anchors: Vec::new(),
-        alias_nodes: 0,
-        root: None,
-        warnings: Vec::new(),
-        plain_merge: false,
-        tags: std::collections::HashSet::new(),
-        tag_bytes: 0,
-    };
+    match options.engine {
+        Engine::Reference => build_reference(text, base, options),
+        Engine::Fast => build_fast(text, base, options).map_err(|bail| Error::Unsupported {
+            offset: bail.offset + base,
+            reason: bail.reason,
+        }),
+        Engine::Auto => match build_fast(text, base, options) {
+            Ok(built) => Ok(built),
+            Err(_) => build_reference(text, base, options),
+        },
+    }
+}
+
+/// The fast parser's tree; any error or warning is left to the reference parser, so that its
+/// messages (with line and column) are the ones users see.
+fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
+    let mut b = Builder::new(text, base, options);
+    crate::fast::parse(text, &mut b)?;
+    if !b.warnings.is_empty() {
+        return Err(Bail {
+            offset: 0,
+            reason: "a warning, which the reference parser reports with its location",
+        });
+    }
+    Ok(b.built())
+}
+
+fn build_reference(text: &str, base: usize, options: &ParseOptions) -> Result<Built> {
+    let mut b = Builder::new(text, base, options);
     b.run()?;
-    Ok(Built {
-        root: b.root.map(|(n, _)| n).unwrap_or_default(),
-        warnings: b.warnings,
-        alias_nodes: b.alias_nodes,
-    })
+    Ok(b.built())
 }
 
 /// YAML 1.1 (and so PyYAML) treats NEL (U+0085), LS (U+2028) and PS (U+2029) as line breaks;
@@ -216,6 +263,8 @@ struct Builder<'t> {
     tags: std::collections::HashSet<Arc<str>>,
     /// Bytes of the distinct tags, against [`MAX_TAG_TOTAL_BYTES`].
     tag_bytes: usize,
+    /// Documents started so far.
+    documents: usize,
 }
 
 /// The longest tag accepted, in bytes. Real tags are URIs of under 100 bytes; a `%TAG` handle
@@ -232,7 +281,7 @@ fn byte_offset(text: &str, idx: usize) -> usize {
     text.char_indices().nth(idx).map_or(text.len(), |(b, _)| b)
 }
 
-impl Builder<'_> {
+impl<'t> Builder<'t> {
     /// The shared copy of `tag` (stored on first use), within [`MAX_TAG_BYTES`] and
     /// [`MAX_TAG_TOTAL_BYTES`].
     fn intern(&mut self, tag: &str, mark: &Marker) -> Result<Arc<str>> {
@@ -276,53 +325,87 @@ impl Builder<'_> {
         }
     }
 
+    fn new(text: &'t str, base: usize, options: &ParseOptions) -> Builder<'t> {
+        Builder {
+            text,
+            offset_cache: std::cell::Cell::new((0, 0)),
+            base,
+            limits: options.limits,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            open_anchors: Vec::new(),
+            alias_nodes: 0,
+            root: None,
+            warnings: Vec::new(),
+            plain_merge: false,
+            tags: std::collections::HashSet::new(),
+            tag_bytes: 0,
+            documents: 0,
+        }
+    }
+
+    fn built(self) -> Built {
+        Built {
+            root: self.root.map(|(n, _)| n).unwrap_or_default(),
+            warnings: self.warnings,
+            alias_nodes: self.alias_nodes,
+        }
+    }
+
+    /// Builds the tree from the reference parser's events.
     fn run(&mut self) -> Result<()> {
         let mut parser = Parser::new_from_str(self.text);
-        let mut documents = 0usize;
         while let Some(item) = parser.next_event() {
             let (event, span) = item.map_err(|e| self.syntax(&e))?;
-            let mark = span.start;
-            match event {
-                Event::Nothing | Event::StreamStart => {}
-                Event::StreamEnd => break,
-                Event::DocumentStart(_) => {
-                    if documents > 0 {
-                        return Err(Error::MultipleDocuments {
-                            location: self.loc(&mark),
-                        });
-                    }
-                    documents += 1;
-                }
-                Event::DocumentEnd => {}
-                Event::Alias(id) => {
-                    let node = self.alias(id, &mark)?;
-                    self.finish(node, &mark)?;
-                }
-                Event::Scalar(text, style, anchor, tag) => {
-                    let node = self.scalar(text, style, tag, &mark)?;
-                    let node = self.anchor(node, anchor);
-                    self.finish(node, &mark)?;
-                    self.plain_merge = false;
-                }
-                Event::SequenceStart(anchor, tag) => {
-                    self.push(anchor, tag, mark, FrameKind::Seq(Vec::new()))?;
-                }
-                Event::MappingStart(anchor, tag) => {
-                    let kind = FrameKind::Map {
-                        entries: Vec::new(),
-                        pending: None,
-                        merges: Vec::new(),
-                        merge_size: 0,
-                    };
-                    self.push(anchor, tag, mark, kind)?;
-                }
-                Event::SequenceEnd | Event::MappingEnd => {
-                    let node = self.pop(&mark)?;
-                    self.finish(node, &mark)?;
-                }
+            if !self.event(event, span.start)? {
+                break;
             }
         }
         Ok(())
+    }
+
+    /// Takes one event; `false` at the end of the stream.
+    fn event(&mut self, event: Event<'_>, mark: Marker) -> Result<bool> {
+        match event {
+            Event::Nothing | Event::StreamStart => {}
+            Event::StreamEnd => return Ok(false),
+            Event::DocumentStart(_) => {
+                if self.documents > 0 {
+                    return Err(Error::MultipleDocuments {
+                        location: self.loc(&mark),
+                    });
+                }
+                self.documents += 1;
+            }
+            Event::DocumentEnd => {}
+            Event::Alias(id) => {
+                let node = self.alias(id, &mark)?;
+                self.finish(node, &mark)?;
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let node = self.scalar(text, style, tag, &mark)?;
+                let node = self.anchor(node, anchor);
+                self.finish(node, &mark)?;
+                self.plain_merge = false;
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.push(anchor, tag, mark, FrameKind::Seq(Vec::new()))?;
+            }
+            Event::MappingStart(anchor, tag) => {
+                let kind = FrameKind::Map {
+                    entries: Vec::new(),
+                    pending: None,
+                    merges: Vec::new(),
+                    merge_size: 0,
+                };
+                self.push(anchor, tag, mark, kind)?;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let node = self.pop(&mark)?;
+                self.finish(node, &mark)?;
+            }
+        }
+        Ok(true)
     }
 
     fn push(
@@ -599,6 +682,15 @@ impl Builder<'_> {
         if self.warnings.len() < 100 {
             let location = self.loc(mark);
             self.warnings.push(Warning { location, message });
+        }
+    }
+}
+
+impl<'t> Sink<'t> for Builder<'_> {
+    fn event(&mut self, event: Event<'t>, mark: Marker) -> std::result::Result<(), ()> {
+        match Builder::event(self, event, mark) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(()),
         }
     }
 }

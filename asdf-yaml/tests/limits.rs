@@ -40,6 +40,7 @@ fn billion_laughs_is_refused() {
             max_alias_nodes: u64::MAX,
             ..Limits::default()
         },
+        ..ParseOptions::default()
     };
     let doc = quick("billion laughs, unlimited", || parse_document(&text, &opts)).unwrap();
     assert_eq!(
@@ -89,6 +90,7 @@ fn scalar_size_is_bounded() {
             max_scalar_bytes: 1000,
             ..Limits::default()
         },
+        ..ParseOptions::default()
     };
     let text = format!("a: ok\nb: {}\n", "x".repeat(1001));
     let err = parse_document(&text, &opts).unwrap_err();

@@ -1,7 +1,9 @@
 //! Random trees (every node kind, awkward strings, tags, anchors, nesting) emit and re-parse to
 //! an equal tree, and the emitted text is a fixed point.
 
-use asdf_yaml::{emit_to_string, parse_str, EmitOptions, Node};
+use asdf_yaml::{
+    emit_to_string, parse_document, parse_str, EmitOptions, Engine, Node, ParseOptions,
+};
 use proptest::prelude::*;
 
 const TAGS: &[&str] = &[
@@ -154,6 +156,23 @@ proptest! {
         let back = parse_str(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         prop_assert_eq!(&back, &t, "text:\n{}", text);
         prop_assert_eq!(emit_to_string(&back).unwrap(), text);
+    }
+
+    #[test]
+    fn fast_and_reference_parsers_agree(t in tree()) {
+        for opts in [EmitOptions::default(), EmitOptions { flow_max_items: 0, width: 20, ..EmitOptions::default() }] {
+            let text = asdf_yaml::emit_string_with(&t, &opts).unwrap();
+            let parse = |engine| {
+                let o = ParseOptions { engine, ..ParseOptions::default() };
+                parse_document(&text, &o).map(|d| d.root).map_err(|e| e.to_string())
+            };
+            let reference = parse(Engine::Reference).map_err(TestCaseError::fail)?;
+            let auto = parse(Engine::Auto).map_err(TestCaseError::fail)?;
+            prop_assert!(auto.identical(&reference), "text:\n{}", text);
+            if let Ok(fast) = parse(Engine::Fast) {
+                prop_assert!(fast.identical(&reference), "text:\n{}", text);
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,1116 @@
+//! The fast path: a single-pass parser for the YAML that ASDF writers produce.
+//!
+//! It emits exactly the events saphyr-parser (the reference parser) would emit for the same text,
+//! into the same tree builder, so the tree is made by one piece of code whichever parser read the
+//! text. It understands what PyYAML and this crate's emitter write: block mappings and sequences
+//! (compact `- a: 1` and indentless `key:\n- x` forms), flow collections over several lines,
+//! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
+//! tags through `%TAG` handles, anchors, aliases and comments. At anything else — block scalars
+//! (`|`, `>`), explicit keys, tabs in indentation, carriage returns, a second document, verbatim
+//! or percent-escaped tags, and every error — it stops with a [`Bail`], and the caller parses the
+//! whole text with the reference parser, which therefore decides every error message and every
+//! rare construct. The differential tests hold the two parsers to the same events and trees.
+//!
+//! Speed comes from working on bytes (every structural character is ASCII), scanning with
+//! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
+//! straight into the builder without a token queue.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use memchr::{memchr, memchr2, memchr3};
+use saphyr_parser::{Event, Marker, ScalarStyle, Tag};
+
+/// Why the fast path stopped: the construct (or error) it leaves to the reference parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bail {
+    /// Byte offset in the text where it stopped.
+    pub offset: usize,
+    /// What it found there.
+    pub reason: &'static str,
+}
+
+type R<T = ()> = Result<T, Bail>;
+
+/// Deepest nesting the fast parser follows. It recurses once per level (the reference parser
+/// does not), so deeper text — rare in real trees, which nest a few dozen levels at most — goes
+/// to the reference parser, which also applies [`Limits::max_depth`](crate::Limits::max_depth).
+/// Kept low enough for 2 MiB thread stacks in unoptimised builds.
+const MAX_DEPTH: usize = 96;
+
+/// Receives the events. An `Err` (the builder refused an event: a limit, a bad alias, a
+/// warning-worthy key) stops the fast path.
+pub(crate) trait Sink<'t> {
+    /// Takes one event; `mark.index()` is its byte offset.
+    fn event(&mut self, event: Event<'t>, mark: Marker) -> Result<(), ()>;
+}
+
+/// The line the parser stands on after a node: the indentation of the next content line (the
+/// position is at its first character), or `None` at the end of the text or at a document marker.
+type Next = Option<usize>;
+
+/// Where a node starts, which decides what may follow on its line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// After `key:` — a block sequence may start on the next line at the key's own column.
+    MapValue,
+    /// After `- ` — a block mapping or sequence may start on the same line.
+    SeqItem,
+    /// After `---`.
+    Root,
+}
+
+/// Anchor and tag of a node.
+#[derive(Default)]
+struct Props {
+    anchor: usize,
+    tag: Option<Tag>,
+}
+
+impl Props {
+    fn is_empty(&self) -> bool {
+        self.anchor == 0 && self.tag.is_none()
+    }
+}
+
+/// Parses `text` (no byte-order mark, YAML 1.1 line breaks already rewritten), emitting events
+/// into `sink`. Stops at the first construct it leaves to the reference parser.
+pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
+    let b = text.as_bytes();
+    // The reference parser's rules for tabs (where they separate tokens) and carriage returns
+    // are subtle; real ASDF trees have neither outside escapes, so such text goes to it whole.
+    if let Some(i) = memchr2(b'\r', b'\t', b) {
+        return Err(Bail {
+            offset: i,
+            reason: "a tab or carriage return",
+        });
+    }
+    let mut p = Parser {
+        text,
+        b,
+        pos: 0,
+        line_start: 0,
+        handles: Vec::new(),
+        anchors: HashMap::new(),
+        next_anchor: 1,
+        version_seen: false,
+        depth: 0,
+        sink,
+    };
+    p.stream()
+}
+
+struct Parser<'t, 's, S> {
+    text: &'t str,
+    b: &'t [u8],
+    pos: usize,
+    /// Start of the line the position is on (kept by [`Parser::next_line`]).
+    line_start: usize,
+    /// `%TAG` handles of the document, as `(handle, prefix)`.
+    handles: Vec<(&'t str, &'t str)>,
+    /// Anchor names to the id of their latest definition (ids count from 1 in text order, as
+    /// the reference parser numbers them).
+    anchors: HashMap<&'t str, usize>,
+    next_anchor: usize,
+    /// Whether a `%YAML` directive was read.
+    version_seen: bool,
+    /// Collections open around the position.
+    depth: usize,
+    sink: &'s mut S,
+}
+
+fn is_ws(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+fn is_flow_indicator(c: u8) -> bool {
+    matches!(c, b',' | b'[' | b']' | b'{' | b'}')
+}
+
+/// Characters accepted in a tag (a conservative subset of URI characters; anything else, such
+/// as `%` escapes, is left to the reference parser).
+fn is_tag_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"-_./:~@;=+$?&*'()#".contains(&c)
+}
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    fn bail<T>(&self, reason: &'static str) -> R<T> {
+        Err(Bail {
+            offset: self.pos,
+            reason,
+        })
+    }
+
+    fn emit(&mut self, event: Event<'t>, at: usize) -> R {
+        self.sink
+            .event(event, Marker::new(at, 0, 0))
+            .map_err(|()| Bail {
+                offset: at,
+                reason: "the tree builder refused an event",
+            })
+    }
+
+    /// Opens a collection level.
+    fn enter(&mut self) -> R {
+        if self.depth >= MAX_DEPTH {
+            return self.bail("nesting deeper than the fast parser follows");
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, i: usize) -> Option<u8> {
+        self.b.get(i).copied()
+    }
+
+    /// Whether the byte at `i` ends a token: a blank, a line break or the end of the text.
+    fn blank_at(&self, i: usize) -> bool {
+        self.peek_at(i).is_none_or(|c| is_ws(c) || c == b'\n')
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(is_ws) {
+            self.pos += 1;
+        }
+    }
+
+    /// Whether the position is at the end of its line's content (a line break, the end of the
+    /// text, or a comment after a blank).
+    fn at_line_end(&self) -> bool {
+        match self.peek() {
+            None | Some(b'\n') => true,
+            Some(b'#') => self.pos > 0 && is_ws(self.b[self.pos - 1]),
+            _ => false,
+        }
+    }
+
+    /// Whether a document marker (`---` or `...` then a blank) starts at `i`, a line start.
+    fn doc_marker_at(&self, i: usize) -> bool {
+        let m = &self.b[i.min(self.b.len())..];
+        (m.starts_with(b"---") || m.starts_with(b"...")) && self.blank_at(i + 3)
+    }
+
+    /// Whether a block sequence entry (`-` then a blank) starts at the position.
+    fn dash_here(&self) -> bool {
+        self.peek() == Some(b'-') && self.blank_at(self.pos + 1)
+    }
+
+    /// From the end of a line's content, moves to the first character of the next line that
+    /// holds content (skipping blank and comment lines) and returns its indentation.
+    fn next_line(&mut self) -> R<Next> {
+        match memchr(b'\n', &self.b[self.pos..]) {
+            Some(i) => self.pos += i + 1,
+            None => {
+                self.pos = self.b.len();
+                return Ok(None);
+            }
+        }
+        loop {
+            let start = self.pos;
+            self.line_start = start;
+            while self.peek() == Some(b' ') {
+                self.pos += 1;
+            }
+            match self.peek() {
+                None => return Ok(None),
+                Some(b'\n') => self.pos += 1,
+                Some(b'#') => match memchr(b'\n', &self.b[self.pos..]) {
+                    Some(i) => self.pos += i + 1,
+                    None => {
+                        self.pos = self.b.len();
+                        return Ok(None);
+                    }
+                },
+                Some(b'\t') => return self.bail("tab in indentation"),
+                Some(_) => {
+                    let ind = self.pos - start;
+                    if ind == 0 && self.doc_marker_at(start) {
+                        return Ok(None);
+                    }
+                    return Ok(Some(ind));
+                }
+            }
+        }
+    }
+
+    /// Requires the rest of the line to be blank (or a comment), then moves to the next line.
+    fn line_end(&mut self) -> R<Next> {
+        self.skip_ws();
+        if !self.at_line_end() {
+            return self.bail("unexpected text after a node");
+        }
+        self.next_line()
+    }
+
+    // ---- the stream and its document --------------------------------------------------------
+
+    fn stream(&mut self) -> R {
+        let directives = self.preamble()?;
+        let at = self.pos;
+        if self.pos >= self.b.len() {
+            if directives {
+                return self.bail("directives without a document");
+            }
+            return self.emit(Event::StreamEnd, at);
+        }
+        let next = if self.doc_marker_at(self.pos) {
+            if self.b[self.pos] != b'-' {
+                return self.bail("a document end before any document");
+            }
+            self.emit(Event::DocumentStart(true), at)?;
+            self.pos += 3;
+            self.value(-1, Ctx::Root)?
+        } else if directives || self.b[self.pos] == b' ' {
+            return self.bail("a document without `---` after directives, or indented");
+        } else {
+            self.emit(Event::DocumentStart(false), at)?;
+            self.block_node(-1, Props::default())?
+        };
+        self.document_end(next)
+    }
+
+    /// Comment and blank lines, `%YAML` and `%TAG` directives before the document. Returns
+    /// whether there were directives; the position is at the first other line.
+    fn preamble(&mut self) -> R<bool> {
+        let mut directives = false;
+        loop {
+            self.line_start = self.pos;
+            let rest = &self.b[self.pos..];
+            let line_len = memchr(b'\n', rest).unwrap_or(rest.len());
+            let line = &self.text[self.pos..self.pos + line_len];
+            if line.starts_with('%') {
+                self.directive(line)?;
+                directives = true;
+            } else if !(line.starts_with('#') || line.bytes().all(|c| c == b' ')) {
+                return Ok(directives);
+            }
+            if self.pos + line_len >= self.b.len() {
+                self.pos = self.b.len();
+                return Ok(directives);
+            }
+            self.pos += line_len + 1;
+        }
+    }
+
+    fn directive(&mut self, line: &'t str) -> R {
+        let mut parts = line.split(' ').filter(|s| !s.is_empty());
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some("%YAML"), Some("1.1" | "1.2"), None, None) if !self.version_seen => {
+                self.version_seen = true;
+                Ok(())
+            }
+            (Some("%TAG"), Some(handle), Some(prefix), None)
+                if handle.starts_with('!')
+                    && handle.ends_with('!')
+                    && handle[1..]
+                        .bytes()
+                        .all(|c| c == b'!' || c.is_ascii_alphanumeric() || c == b'-')
+                    && prefix
+                        .bytes()
+                        .all(|c| c == b'!' || c == b',' || is_tag_char(c))
+                    && self.handles.iter().all(|(h, _)| *h != handle) =>
+            {
+                self.handles.push((handle, prefix));
+                Ok(())
+            }
+            _ => self.bail("a directive the fast parser does not read"),
+        }
+    }
+
+    fn document_end(&mut self, next: Next) -> R {
+        if next.is_some() {
+            return self.bail("text after the root node");
+        }
+        if self.pos < self.b.len() {
+            if self.b[self.pos] != b'.' {
+                return self.bail("a second document");
+            }
+            self.pos += 3;
+            if self.line_end()?.is_some() || self.pos < self.b.len() {
+                return self.bail("text after the document end");
+            }
+        }
+        let at = self.pos;
+        self.emit(Event::DocumentEnd, at)?;
+        self.emit(Event::StreamEnd, at)
+    }
+
+    // ---- block structure ----------------------------------------------------------------------
+
+    /// The node after an indicator (`key:`, `- `, `---`): on the same line, or on the following
+    /// lines when indented past `parent` (the column of the collection holding it).
+    fn value(&mut self, parent: isize, ctx: Ctx) -> R<Next> {
+        self.skip_ws();
+        let props = self.props()?;
+        if self.at_line_end() {
+            let at = self.pos;
+            let next = self.next_line()?;
+            return match next {
+                Some(ind) if ind as isize > parent => self.block_node(parent, props),
+                Some(ind) if ind as isize == parent && ctx == Ctx::MapValue && self.dash_here() => {
+                    self.block_seq(ind, props)
+                }
+                _ => {
+                    self.empty_scalar(props, at)?;
+                    Ok(next)
+                }
+            };
+        }
+        // Properties on the line of a compact collection's first key belong to the key.
+        let compact = ctx == Ctx::SeqItem && props.is_empty();
+        self.node_here(parent, props, compact)
+    }
+
+    /// A node that starts a line (the position is at its first character).
+    fn block_node(&mut self, parent: isize, props: Props) -> R<Next> {
+        if matches!(self.peek(), Some(b'!' | b'&')) {
+            if !props.is_empty() {
+                return self.bail("properties on two lines");
+            }
+            let props = self.props()?;
+            if self.at_line_end() {
+                return self.bail("properties alone on a line");
+            }
+            return self.node_here(parent, props, false);
+        }
+        self.node_here(parent, props, true)
+    }
+
+    /// The node at the position; `compact` allows a block mapping or sequence to start here.
+    fn node_here(&mut self, parent: isize, props: Props, compact: bool) -> R<Next> {
+        let col = self.pos - self.line_start;
+        let at = self.pos;
+        match self.peek() {
+            Some(b'-') if self.blank_at(self.pos + 1) => {
+                if !compact {
+                    return self.bail("a block sequence where it cannot start");
+                }
+                self.block_seq(col, props)
+            }
+            Some(b'[' | b'{') => {
+                self.flow_node(parent, props)?;
+                self.skip_ws();
+                if self.peek() == Some(b':') {
+                    return self.bail("a flow collection as a key");
+                }
+                self.line_end()
+            }
+            Some(b'*') => {
+                if !props.is_empty() {
+                    return self.bail("properties on an alias");
+                }
+                self.alias()?;
+                self.skip_ws();
+                if self.peek() == Some(b':') {
+                    return self.bail("an alias as a key");
+                }
+                self.line_end()
+            }
+            Some(b'\'' | b'"') => {
+                let (text, style) = self.quoted(parent)?;
+                self.skip_ws();
+                if self.peek() == Some(b':') && self.blank_at(self.pos + 1) {
+                    if !compact || self.b[at..self.pos].contains(&b'\n') {
+                        return self.bail("a key where a value belongs, or over several lines");
+                    }
+                    self.pos += 1;
+                    return self.block_map(col, props, (text, style, at));
+                }
+                self.scalar(text, style, props, at)?;
+                self.line_end()
+            }
+            Some(c) if self.plain_start(c, false) => self.plain_node(parent, props, compact, col),
+            _ => self.bail("a construct the fast parser leaves to the reference parser"),
+        }
+    }
+
+    /// A plain scalar at the position: a scalar node, or the first key of a block mapping.
+    fn plain_node(&mut self, parent: isize, props: Props, compact: bool, col: usize) -> R<Next> {
+        let at = self.pos;
+        let (end, stop) = self.plain_line(self.pos);
+        let first = &self.text[at..end];
+        if stop == Stop::Colon {
+            if !compact {
+                return self.bail("a key where a value belongs");
+            }
+            if first.len() > 1024 {
+                return self.bail("a key longer than 1024 bytes");
+            }
+            self.pos = end;
+            self.skip_ws();
+            self.pos += 1;
+            return self.block_map(col, props, (Cow::Borrowed(first), ScalarStyle::Plain, at));
+        }
+        self.pos = end;
+        let (text, next) = self.plain_rest(parent, first, stop)?;
+        self.scalar(text, ScalarStyle::Plain, props, at)?;
+        Ok(next)
+    }
+
+    /// A block mapping at column `col` whose first key has been read (the position is after its
+    /// `:`).
+    fn block_map(
+        &mut self,
+        col: usize,
+        props: Props,
+        key: (Cow<'t, str>, ScalarStyle, usize),
+    ) -> R<Next> {
+        let at = key.2;
+        self.enter()?;
+        self.emit(
+            Event::MappingStart(props.anchor, props.tag.map(Cow::Owned)),
+            at,
+        )?;
+        self.scalar(key.0, key.1, Props::default(), at)?;
+        loop {
+            let next = self.value(col as isize, Ctx::MapValue)?;
+            match next {
+                Some(ind) if ind == col => {
+                    if self.dash_here() {
+                        return self.bail("a sequence entry inside a mapping");
+                    }
+                    self.block_key()?;
+                }
+                Some(ind) if ind > col => return self.bail("a line indented past its mapping"),
+                _ => {
+                    let at = self.pos;
+                    self.depth -= 1;
+                    self.emit(Event::MappingEnd, at)?;
+                    return Ok(next);
+                }
+            }
+        }
+    }
+
+    /// A key of a block mapping (plain or quoted, on one line), through its `:`.
+    fn block_key(&mut self) -> R {
+        let at = self.pos;
+        let (text, style) = match self.peek() {
+            Some(b'\'' | b'"') => {
+                let (text, style) = self.quoted(-1)?;
+                self.skip_ws();
+                (text, style)
+            }
+            Some(c) if self.plain_start(c, false) => {
+                let (end, stop) = self.plain_line(self.pos);
+                if stop != Stop::Colon || end - at > 1024 {
+                    return self.bail("a mapping entry without a one-line key");
+                }
+                let key = Cow::Borrowed(&self.text[at..end]);
+                self.pos = end;
+                self.skip_ws();
+                (key, ScalarStyle::Plain)
+            }
+            _ => return self.bail("a mapping key the fast parser leaves to the reference parser"),
+        };
+        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
+            return self.bail("a mapping key without `: `");
+        }
+        if self.b[at..self.pos].contains(&b'\n') {
+            return self.bail("a key over several lines");
+        }
+        self.pos += 1;
+        self.scalar(text, style, Props::default(), at)
+    }
+
+    /// A block sequence whose first `-` is at the position, at column `col`.
+    fn block_seq(&mut self, col: usize, props: Props) -> R<Next> {
+        let at = self.pos;
+        self.enter()?;
+        self.emit(
+            Event::SequenceStart(props.anchor, props.tag.map(Cow::Owned)),
+            at,
+        )?;
+        loop {
+            self.pos += 1;
+            let next = self.value(col as isize, Ctx::SeqItem)?;
+            match next {
+                Some(ind) if ind == col && self.dash_here() => {}
+                Some(ind) if ind > col => return self.bail("a line indented past its sequence"),
+                _ => {
+                    let at = self.pos;
+                    self.depth -= 1;
+                    self.emit(Event::SequenceEnd, at)?;
+                    return Ok(next);
+                }
+            }
+        }
+    }
+
+    // ---- node properties, aliases, scalars ------------------------------------------------------
+
+    /// Anchors and tags before a node (at most one of each), with the blanks after them.
+    fn props(&mut self) -> R<Props> {
+        let mut props = Props::default();
+        loop {
+            match self.peek() {
+                Some(b'&') if props.anchor == 0 => {
+                    let name = self.name()?;
+                    props.anchor = self.next_anchor;
+                    self.next_anchor += 1;
+                    self.anchors.insert(name, props.anchor);
+                }
+                Some(b'!') if props.tag.is_none() => props.tag = Some(self.tag()?),
+                _ => return Ok(props),
+            }
+            if !self.blank_at(self.pos) {
+                return self.bail("properties not followed by a blank");
+            }
+            self.skip_ws();
+        }
+    }
+
+    /// The name after `&` or `*`.
+    fn name(&mut self) -> R<&'t str> {
+        let start = self.pos + 1;
+        let mut end = start;
+        while self
+            .peek_at(end)
+            .is_some_and(|c| !is_ws(c) && c != b'\n' && !is_flow_indicator(c))
+        {
+            end += 1;
+        }
+        if end == start {
+            return self.bail("an empty anchor name");
+        }
+        self.pos = end;
+        Ok(&self.text[start..end])
+    }
+
+    fn tag(&mut self) -> R<Tag> {
+        let start = self.pos;
+        let mut end = start + 1;
+        while self
+            .peek_at(end)
+            .is_some_and(|c| c == b'!' || is_tag_char(c))
+        {
+            end += 1;
+        }
+        let t = &self.text[start..end];
+        let (handle, suffix) = match t[1..].find('!') {
+            Some(i) => t.split_at(i + 2),
+            None => t.split_at(1),
+        };
+        if suffix.is_empty() || suffix.contains('!') {
+            return self.bail("a tag the fast parser leaves to the reference parser");
+        }
+        let declared = self
+            .handles
+            .iter()
+            .find(|(h, _)| *h == handle)
+            .map(|(_, p)| *p);
+        let prefix = match (handle, declared) {
+            (_, Some(prefix)) => prefix,
+            ("!!", None) => "tag:yaml.org,2002:",
+            ("!", None) => "!",
+            _ => return self.bail("an undeclared tag handle"),
+        };
+        self.pos = end;
+        Ok(Tag {
+            handle: prefix.to_string(),
+            suffix: suffix.to_string(),
+        })
+    }
+
+    fn alias(&mut self) -> R {
+        let at = self.pos;
+        let name = self.name()?;
+        let Some(&id) = self.anchors.get(name) else {
+            return self.bail("an alias of an unknown anchor");
+        };
+        self.emit(Event::Alias(id), at)
+    }
+
+    fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props, at: usize) -> R {
+        let event = Event::Scalar(text, style, props.anchor, props.tag.map(Cow::Owned));
+        self.emit(event, at)
+    }
+
+    fn empty_scalar(&mut self, props: Props, at: usize) -> R {
+        self.scalar(Cow::Borrowed(""), ScalarStyle::Plain, props, at)
+    }
+
+    /// Whether a plain scalar may start with `c` at the position (`flow`: inside `[]`/`{}`).
+    fn plain_start(&self, c: u8, flow: bool) -> bool {
+        match c {
+            b'-' => {
+                let n = self.peek_at(self.pos + 1);
+                !(self.blank_at(self.pos + 1) || flow && n.is_some_and(is_flow_indicator))
+            }
+            b'?' | b':' | b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|'
+            | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
+            _ => true,
+        }
+    }
+}
+
+/// Where the first line of a plain scalar ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    /// At `: ` (the scalar is a key).
+    Colon,
+    /// At ` #`.
+    Comment,
+    /// At the line break or the end of the text.
+    Eol,
+}
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    /// Scans one line of a block plain scalar from `start`: returns the end of its content
+    /// (trailing blanks excluded) and what stopped it. The stop itself is not consumed.
+    fn plain_line(&self, start: usize) -> (usize, Stop) {
+        let b = self.b;
+        let mut i = start;
+        loop {
+            let rest = &b[i..];
+            let Some(j) = memchr3(b'\n', b':', b'#', rest) else {
+                return (trim_end(b, start, b.len()), Stop::Eol);
+            };
+            let k = i + j;
+            match b[k] {
+                b'\n' => return (trim_end(b, start, k), Stop::Eol),
+                b':' if self.blank_at(k + 1) => return (trim_end(b, start, k), Stop::Colon),
+                b'#' if k > start && is_ws(b[k - 1]) => {
+                    return (trim_end(b, start, k), Stop::Comment)
+                }
+                _ => i = k + 1,
+            }
+        }
+    }
+
+    /// The rest of a plain scalar whose first line ended (at `stop`) at the position: folds
+    /// continuation lines indented past `parent`. Returns the text and the next content line.
+    fn plain_rest(&mut self, parent: isize, first: &'t str, stop: Stop) -> R<(Cow<'t, str>, Next)> {
+        if stop == Stop::Comment {
+            return Ok((Cow::Borrowed(first), self.next_line()?));
+        }
+        let mut text = Cow::Borrowed(first);
+        loop {
+            // The position is at the line break (or the end of the text) after the content.
+            let save = self.pos;
+            let mut breaks = 0usize;
+            let mut i = self.pos;
+            while self.peek_at(i).is_some_and(is_ws) {
+                i += 1;
+            }
+            let (line, ind) = loop {
+                if i >= self.b.len() {
+                    break (None, 0);
+                }
+                let start = i + 1;
+                let mut j = start;
+                while self.peek_at(j).is_some_and(is_ws) {
+                    j += 1;
+                }
+                match self.peek_at(j) {
+                    Some(b'\n') => {
+                        breaks += 1;
+                        i = j;
+                    }
+                    None => break (None, 0),
+                    Some(_) => break (Some((start, j)), j - start),
+                }
+            };
+            let Some((start, content)) = line else {
+                self.pos = save;
+                return Ok((text, self.next_line()?));
+            };
+            let c = self.b[content];
+            let ends = ind as isize <= parent
+                || c == b'#'
+                || (content == start && self.doc_marker_at(start));
+            if ends {
+                self.pos = save;
+                return Ok((text, self.next_line()?));
+            }
+            if self.b[start..content].contains(&b'\t') {
+                return self.bail("a tab in a plain scalar's indentation");
+            }
+            self.pos = content;
+            if !self.plain_start(c, false) {
+                return self.bail("a continuation line starting with an indicator");
+            }
+            let (end, stop) = self.plain_line(content);
+            if stop == Stop::Colon {
+                return self.bail("a key inside a plain scalar");
+            }
+            let s = text.to_mut();
+            if breaks == 0 {
+                s.push(' ');
+            } else {
+                s.extend(std::iter::repeat_n('\n', breaks));
+            }
+            s.push_str(&self.text[content..end]);
+            self.pos = end;
+            if stop == Stop::Comment {
+                return Ok((text, self.next_line()?));
+            }
+        }
+    }
+}
+
+/// `end` moved back over blanks, not past `start`.
+fn trim_end(b: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && is_ws(b[end - 1]) {
+        end -= 1;
+    }
+    end
+}
+
+// ---- quoted scalars ------------------------------------------------------------------------------
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    /// A single- or double-quoted scalar at the position; the position ends after the closing
+    /// quote. Continuation lines must be indented past `parent`.
+    fn quoted(&mut self, parent: isize) -> R<(Cow<'t, str>, ScalarStyle)> {
+        let double = self.b[self.pos] == b'"';
+        let start = self.pos + 1;
+        let rest = &self.b[start..];
+        // The common case: one line, no escapes — borrowed from the text.
+        let found = if double {
+            memchr3(b'"', b'\\', b'\n', rest)
+        } else {
+            memchr2(b'\'', b'\n', rest)
+        };
+        if let Some(i) = found {
+            let end = start + i;
+            let close = if double { b'"' } else { b'\'' };
+            if self.b[end] == close && (double || self.peek_at(end + 1) != Some(b'\'')) {
+                self.pos = end + 1;
+                let style = if double {
+                    ScalarStyle::DoubleQuoted
+                } else {
+                    ScalarStyle::SingleQuoted
+                };
+                return Ok((Cow::Borrowed(&self.text[start..end]), style));
+            }
+        }
+        if double {
+            Ok((
+                Cow::Owned(self.double_slow(parent)?),
+                ScalarStyle::DoubleQuoted,
+            ))
+        } else {
+            Ok((
+                Cow::Owned(self.single_slow(parent)?),
+                ScalarStyle::SingleQuoted,
+            ))
+        }
+    }
+
+    fn single_slow(&mut self, parent: isize) -> R<String> {
+        let mut out = String::new();
+        let mut i = self.pos + 1;
+        loop {
+            let Some(j) = memchr2(b'\'', b'\n', &self.b[i..]).map(|j| i + j) else {
+                return self.bail("an unterminated quoted scalar");
+            };
+            if self.b[j] == b'\'' {
+                out.push_str(&self.text[i..j]);
+                if self.peek_at(j + 1) == Some(b'\'') {
+                    out.push('\'');
+                    i = j + 2;
+                    continue;
+                }
+                self.pos = j + 1;
+                return Ok(out);
+            }
+            out.push_str(&self.text[i..trim_end(self.b, i, j)]);
+            i = self.fold(j, parent, &mut out, false)?;
+        }
+    }
+
+    fn double_slow(&mut self, parent: isize) -> R<String> {
+        let mut out = String::new();
+        let mut i = self.pos + 1;
+        loop {
+            let Some(j) = memchr3(b'"', b'\\', b'\n', &self.b[i..]).map(|j| i + j) else {
+                return self.bail("an unterminated quoted scalar");
+            };
+            match self.b[j] {
+                b'"' => {
+                    out.push_str(&self.text[i..j]);
+                    self.pos = j + 1;
+                    return Ok(out);
+                }
+                b'\\' => {
+                    out.push_str(&self.text[i..j]);
+                    if self.peek_at(j + 1) == Some(b'\n') {
+                        i = self.fold(j + 1, parent, &mut out, true)?;
+                    } else {
+                        i = self.escape(j, &mut out)?;
+                    }
+                }
+                _ => {
+                    out.push_str(&self.text[i..trim_end(self.b, i, j)]);
+                    i = self.fold(j, parent, &mut out, false)?;
+                }
+            }
+        }
+    }
+
+    /// Folds the line break at `j` and the blank lines after it into `out` (one break is a space,
+    /// or nothing after an escaped break; each blank line a `\n`) and returns where the next
+    /// line's content starts.
+    fn fold(&mut self, j: usize, parent: isize, out: &mut String, escaped: bool) -> R<usize> {
+        let mut breaks = 0usize;
+        let mut i = j + 1;
+        loop {
+            let start = i;
+            while self.peek_at(i) == Some(b' ') {
+                i += 1;
+            }
+            let ind = i - start;
+            while self.peek_at(i).is_some_and(is_ws) {
+                i += 1;
+            }
+            match self.peek_at(i) {
+                None => {
+                    self.pos = i;
+                    return self.bail("an unterminated quoted scalar");
+                }
+                Some(b'\n') => {
+                    breaks += 1;
+                    i += 1;
+                }
+                Some(_) => {
+                    if ind as isize <= parent || (ind == 0 && self.doc_marker_at(start)) {
+                        self.pos = i;
+                        return self.bail("a quoted scalar's line not indented past its parent");
+                    }
+                    break;
+                }
+            }
+        }
+        match (breaks, escaped) {
+            (0, false) => out.push(' '),
+            (n, _) => out.extend(std::iter::repeat_n('\n', n)),
+        }
+        Ok(i)
+    }
+
+    /// The escape sequence whose `\` is at `j`, appended to `out`; returns the index after it.
+    fn escape(&mut self, j: usize, out: &mut String) -> R<usize> {
+        let c = self.peek_at(j + 1).unwrap_or(0);
+        let simple = match c {
+            b'0' => Some('\0'),
+            b'a' => Some('\u{7}'),
+            b'b' => Some('\u{8}'),
+            b't' | b'\t' => Some('\t'),
+            b'n' => Some('\n'),
+            b'v' => Some('\u{b}'),
+            b'f' => Some('\u{c}'),
+            b'r' => Some('\r'),
+            b'e' => Some('\u{1b}'),
+            b' ' => Some(' '),
+            b'"' => Some('"'),
+            b'/' => Some('/'),
+            b'\\' => Some('\\'),
+            b'N' => Some('\u{85}'),
+            b'_' => Some('\u{a0}'),
+            b'L' => Some('\u{2028}'),
+            b'P' => Some('\u{2029}'),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            return Ok(j + 2);
+        }
+        let digits = match c {
+            b'x' => 2,
+            b'u' => 4,
+            b'U' => 8,
+            _ => {
+                self.pos = j;
+                return self.bail("an escape the fast parser leaves to the reference parser");
+            }
+        };
+        let hex = self.b.get(j + 2..j + 2 + digits).unwrap_or_default();
+        let code = std::str::from_utf8(hex)
+            .ok()
+            .filter(|h| h.len() == digits && h.bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .and_then(char::from_u32);
+        match code {
+            Some(ch) => {
+                out.push(ch);
+                Ok(j + 2 + digits)
+            }
+            None => {
+                self.pos = j;
+                self.bail("an invalid escape")
+            }
+        }
+    }
+}
+
+// ---- flow collections ----------------------------------------------------------------------------
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    /// A node inside (or starting) a flow collection: properties, then a collection, an alias,
+    /// a quoted or a plain scalar. Lines inside must be indented past `parent`.
+    fn flow_node(&mut self, parent: isize, props: Props) -> R {
+        let props = if props.is_empty() {
+            self.props()?
+        } else {
+            props
+        };
+        let at = self.pos;
+        match self.peek() {
+            Some(b'[') => self.flow_seq(parent, props),
+            Some(b'{') => self.flow_map(parent, props),
+            Some(b'*') if props.is_empty() => self.alias(),
+            Some(b'\'' | b'"') => {
+                let (text, style) = self.quoted(parent)?;
+                self.scalar(text, style, props, at)
+            }
+            Some(c) if self.plain_start(c, true) => {
+                let end = self.plain_flow_end(self.pos);
+                let text = Cow::Borrowed(&self.text[at..end]);
+                self.pos = end;
+                self.scalar(text, ScalarStyle::Plain, props, at)
+            }
+            _ => self.bail("a flow entry the fast parser leaves to the reference parser"),
+        }
+    }
+
+    /// End of a plain scalar inside a flow collection (trailing blanks excluded): at a flow
+    /// indicator, `: `, ` #` or the line's end. A scalar continued on the next line shows up as
+    /// an unexpected character for the caller, which stops.
+    fn plain_flow_end(&self, start: usize) -> usize {
+        let b = self.b;
+        let mut i = start;
+        while let Some(&c) = b.get(i) {
+            let stop = match c {
+                b'\n' | b',' | b'[' | b']' | b'{' | b'}' => true,
+                b':' => self
+                    .peek_at(i + 1)
+                    .is_none_or(|n| is_ws(n) || n == b'\n' || is_flow_indicator(n)),
+                b'#' => i > start && is_ws(b[i - 1]),
+                _ => false,
+            };
+            if stop {
+                break;
+            }
+            i += 1;
+        }
+        trim_end(b, start, i)
+    }
+
+    /// Blanks and line breaks between flow tokens; lines must be indented past `parent`.
+    fn flow_ws(&mut self, parent: isize) -> R {
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                Some(b'\n') => {
+                    self.pos += 1;
+                    let start = self.pos;
+                    while self.peek() == Some(b' ') {
+                        self.pos += 1;
+                    }
+                    let ind = self.pos - start;
+                    let blank = matches!(self.peek(), Some(b'\n') | None);
+                    if !blank && (ind as isize <= parent || (ind == 0 && self.doc_marker_at(start)))
+                    {
+                        return self.bail("a flow collection's line not indented past its parent");
+                    }
+                }
+                Some(b'#') => return self.bail("a comment inside a flow collection"),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn flow_seq(&mut self, parent: isize, props: Props) -> R {
+        let at = self.pos;
+        self.enter()?;
+        self.emit(
+            Event::SequenceStart(props.anchor, props.tag.map(Cow::Owned)),
+            at,
+        )?;
+        self.pos += 1;
+        self.flow_ws(parent)?;
+        if self.peek() != Some(b']') {
+            loop {
+                self.flow_node(parent, Props::default())?;
+                self.flow_ws(parent)?;
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        self.flow_ws(parent)?;
+                        if self.peek() == Some(b']') {
+                            return self.bail("a trailing comma");
+                        }
+                    }
+                    Some(b']') => break,
+                    _ => return self.bail("a flow sequence entry the fast parser does not read"),
+                }
+            }
+        }
+        self.pos += 1;
+        let at = self.pos;
+        self.depth -= 1;
+        self.emit(Event::SequenceEnd, at)
+    }
+
+    fn flow_map(&mut self, parent: isize, props: Props) -> R {
+        let at = self.pos;
+        self.enter()?;
+        self.emit(
+            Event::MappingStart(props.anchor, props.tag.map(Cow::Owned)),
+            at,
+        )?;
+        self.pos += 1;
+        self.flow_ws(parent)?;
+        if self.peek() != Some(b'}') {
+            loop {
+                self.flow_key(parent)?;
+                self.flow_ws(parent)?;
+                if matches!(self.peek(), Some(b',' | b'}')) {
+                    return self.bail("a flow mapping entry without a value");
+                }
+                self.flow_node(parent, Props::default())?;
+                self.flow_ws(parent)?;
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        self.flow_ws(parent)?;
+                        if self.peek() == Some(b'}') {
+                            return self.bail("a trailing comma");
+                        }
+                    }
+                    Some(b'}') => break,
+                    _ => return self.bail("a flow mapping entry the fast parser does not read"),
+                }
+            }
+        }
+        self.pos += 1;
+        let at = self.pos;
+        self.depth -= 1;
+        self.emit(Event::MappingEnd, at)
+    }
+
+    /// A flow mapping key (a plain or quoted scalar) through its `: `.
+    fn flow_key(&mut self, parent: isize) -> R {
+        let at = self.pos;
+        let (text, style) = match self.peek() {
+            Some(b'\'' | b'"') => self.quoted(parent)?,
+            Some(c) if self.plain_start(c, true) => {
+                let end = self.plain_flow_end(self.pos);
+                self.pos = end;
+                (Cow::Borrowed(&self.text[at..end]), ScalarStyle::Plain)
+            }
+            _ => return self.bail("a flow mapping key the fast parser does not read"),
+        };
+        self.skip_ws();
+        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
+            return self.bail("a flow mapping key without `: `");
+        }
+        self.pos += 1;
+        self.scalar(text, style, Props::default(), at)
+    }
+}

@@ -1,0 +1,401 @@
+//! The fast parser against the reference parser (saphyr-parser), on every kind of input.
+//!
+//! Two properties, checked on the whole corpus, on hand-written edge cases, on text PyYAML
+//! writes (random documents at several widths), on random trees from this crate's emitter
+//! (`proptest_roundtrip.rs`) and on thousands of corrupted variants of all of these:
+//!
+//! * `Engine::Auto` (the default) gives exactly what `Engine::Reference` gives: the same tree —
+//!   tags, values, float bits, which nodes are shared ([`Node::identical`]) — or the same error
+//!   message.
+//!
+//! [`Node::identical`]: asdf_yaml::Node::identical
+//! * `Engine::Fast`, wherever it accepts the text, gives the reference tree too.
+//!
+//! The corpus test also holds the fast parser to actually reading what real writers produce, so
+//! a change that quietly sends every file to the slow path fails here.
+
+use asdf_yaml::{parse_document, Document, Engine, ParseOptions};
+
+/// What a parse gave: the document (directives, warnings, tree) or the error message.
+struct Outcome(Result<Document, String>);
+
+impl PartialEq for Outcome {
+    fn eq(&self, other: &Outcome) -> bool {
+        match (&self.0, &other.0) {
+            (Ok(a), Ok(b)) => {
+                a.yaml_version == b.yaml_version
+                    && a.tag_handles == b.tag_handles
+                    && a.warnings == b.warnings
+                    && a.root.identical(&b.root)
+            }
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Ok(d) => write!(f, "{:?} {:?} {:?}", d.yaml_version, d.warnings, d.root),
+            Err(e) => write!(f, "error: {e}"),
+        }
+    }
+}
+
+fn run(text: &str, engine: Engine) -> Outcome {
+    let options = ParseOptions {
+        engine,
+        ..ParseOptions::default()
+    };
+    Outcome(parse_document(text, &options).map_err(|e| e.to_string()))
+}
+
+/// Checks both properties on `text`; returns whether the fast parser read it itself.
+pub fn check(text: &str) -> bool {
+    let reference = run(text, Engine::Reference);
+    let auto = run(text, Engine::Auto);
+    assert_eq!(auto, reference, "Auto and Reference differ on:\n{text}");
+    match run(text, Engine::Fast) {
+        fast @ Outcome(Ok(_)) => {
+            assert_eq!(fast, reference, "Fast and Reference differ on:\n{text}");
+            true
+        }
+        Outcome(Err(e)) => {
+            assert!(e.contains("fast YAML parser stops"), "{e}");
+            if std::env::var_os("DIFF_VERBOSE").is_some() {
+                eprintln!("left to the reference parser: {e}\n{text}\n----");
+            }
+            false
+        }
+    }
+}
+
+/// The YAML text of an ASDF file: up to and including the `...` line.
+fn tree_text(bytes: &[u8]) -> &[u8] {
+    let mut i = 0;
+    while let Some(p) = bytes[i..].windows(4).position(|w| w == b"\n...") {
+        let end = i + p + 4;
+        match bytes.get(end) {
+            None => return &bytes[..end],
+            Some(b'\n') => return &bytes[..end + 1],
+            Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => return &bytes[..end + 2],
+            _ => i = end,
+        }
+    }
+    bytes
+}
+
+fn corpus_texts() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![asdf_testkit::corpus_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("asdf" | "yaml")
+            ) {
+                let bytes = std::fs::read(&path).unwrap();
+                if let Ok(text) = std::str::from_utf8(tree_text(&bytes)) {
+                    files.push((path.display().to_string(), text.to_string()));
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn corpus_trees_parse_identically_and_mostly_fast() {
+    let texts = corpus_texts();
+    assert!(texts.len() >= 200, "corpus has {} texts", texts.len());
+    let (mut asdf, mut asdf_fast) = (0, 0);
+    let mut slow = Vec::new();
+    for (name, text) in &texts {
+        let fast = check(text);
+        if name.ends_with(".asdf") {
+            asdf += 1;
+            asdf_fast += usize::from(fast);
+            if !fast {
+                slow.push(name.as_str());
+            }
+        }
+    }
+    // Every tree ASDF writers produced is read by the fast parser, except the few that use
+    // constructs it leaves to the reference parser (listed when this fails).
+    assert!(
+        asdf_fast * 100 >= asdf * 95,
+        "fast parser read {asdf_fast} of {asdf} ASDF trees; left: {slow:#?}"
+    );
+}
+
+/// Edge cases of each construct the fast parser reads, and of what it leaves alone.
+const CASES: &[&str] = &[
+    "",
+    "# only a comment\n",
+    "a: 1\n",
+    "--- 5\n...\n",
+    "---\n...\n",
+    "--- !core/asdf-1.1.0\n...\n",
+    "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: 1\n...\n",
+    "%YAML 1.1\n%TAG !e! tag:example.org:\n--- !e!thing\nx: !e!other [1]\ny: !!str 3\nz: !local v\n",
+    "%TAG !! tag:custom:\n--- !!str 1\n",
+    "a:\n- 1\n- 2\nb:\n  - x\n  -   y\nc: 3\n",
+    "- a: 1\n  b: 2\n- - x\n  - y\n- [1, 2]\n-\n- \n  k: v\n",
+    "- - - deep\n    - er\n  - mid\n- top\n",
+    "a:\n  b:\n    c:\nd: ~\n",
+    "a: &x {k: v}\nb: *x\nc: &y [1, *x]\nd: *y\n",
+    "a: &x 1\na2: &x 2\nb: *x\n",
+    "a: &x [*x]\n",
+    "a: *nope\n",
+    "<<: {a: 1}\nb: 2\n",
+    "a: {b: 1}\nc:\n  <<: *a\n",
+    "base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n",
+    "a: 1\na: 2\nb: 3\n",
+    "? complex\n: key\n",
+    "a: |\n  literal\n  text\nb: >-\n  folded\n  text\n",
+    "key: long plain text\n  continued here\n\n  after a blank\nnext: 1\n",
+    "key: plain # comment\n# full line\nnext: 2 #c\n",
+    "- item text\n  continued\n- b\n",
+    "a: b\n  c: d\n",
+    "a: 'single ''quoted'' text\n  over lines\n\n  with blank'\n",
+    "a: \"double \\\"q\\\" \\t\\u00e9\\x41\\U0001F600 \\\\ \\/ \\N\\_\\L\\P \\0\\a\\b\\e\\f\\r\\v\"\n",
+    "a: \"escaped \\\n  break\\\n\n  and blank\"\n",
+    "a: \"trailing   \n   spaces\"\n",
+    "a: \"bad \\q escape\"\n",
+    "a: \"\\ud800\"\n",
+    "a: 'unterminated\n",
+    "\"quoted key\": 1\n'other key': 2\n",
+    "a: [1, 2.5, -3, .inf, .nan, 0x1f, 017, 1_000, 1:30, yes, ~, '']\n",
+    "a: [1, [2, [3, {b: c}]], {}, []]\n",
+    "a: {b: 1, c: [x, y], 'd': \"e\"}\n",
+    "a: [1, 2,\n  3, 4]\nb: {c: 1,\n  d: 2}\n",
+    "a: [1, 2,\n3]\n",
+    "a: [1, 2,]\n",
+    "a: [b: c]\n",
+    "a: {b, c}\n",
+    "a: [url:x, http://e.org/a?b=c, -1, a-b]\n",
+    "a: {url: http://e.org:80/x}\n",
+    "a: [*x]\n",
+    "x: &x 1\na: [*x, &y 2, *y]\n",
+    "when: 2001-12-14t21:59:43.10-05:00\nday: 2001-12-14\n=: v\n",
+    "big: 123456789012345678901234567890\nneg: -0x8000000000000000\n",
+    "a:\tb\n",
+    "a:\n\t- b\n",
+    "a: 1\r\nb: 2\r\n",
+    "a: 1\n---\nb: 2\n",
+    "a: 1\n...\n# trailing\n",
+    "a: 1\n...\nb: 2\n",
+    "  a: 1\n",
+    "a:\n  - 1\n  b: 2\n",
+    "a: 1\n - 2\n",
+    "[1, 2]\n",
+    "{a: 1}\n",
+    "- 1\n- 2\n",
+    "plain root\ncontinued\n",
+    "'quoted root'\n",
+    "&a [1]\n",
+    "!tagged {a: 1}\n",
+    "a: !<tag:verbatim> 1\n",
+    "a: !e!x 1\n",
+    "a: !%41 1\n",
+    "a: ! 1\n",
+    "- !t\n  a: 1\n- !t a: 1\n- &x b: 2\n",
+    "a: !t\n  b: 1\nc: &q\n  - 1\nd: *q\n",
+    "a:    # comment after the key\n  b: 1\n",
+    "a: 1 # c\n#c\nb: [1, # c\n  2]\n",
+    "a: -\nb: -1\nc: - x\n",
+    "a: b: c\n",
+    "a: 'x': y\n",
+    "- 'k': v\n  \"k2\": v2\n",
+    "key with spaces: value with spaces\n",
+    "a: x#y\nb: 'x' #c\n",
+    "a: 1\n\n\n\nb: 2\n",
+    "a:\n\n  b: 1\n",
+    "é: ü\n名前: 値\n",
+    "a: \u{2028}x\n",
+    "a: \"\u{2028}x\"\n",
+    "---\n--- \n",
+    "--- |\n  x\n",
+    "...\n",
+    "%FOO bar\n--- 1\n",
+    "%YAML 1.1\n%YAML 1.1\n--- 1\n",
+    "%TAG ! a:\n%TAG ! b:\n--- !x 1\n",
+    "%YAML 1.1\na: 1\n",
+    "a: null\nb: Null\nc: NULL\nd: ~\ne:\nf: ''\n",
+    "1: int key\n2.5: float key\nyes: bool key\n~: null key\n",
+    "[a]: flow key\n",
+    "*x : alias key\n",
+];
+
+#[test]
+fn edge_cases_parse_identically() {
+    let mut fast = 0;
+    for text in CASES {
+        fast += usize::from(check(text));
+    }
+    // Most cases are constructs the fast parser reads; the rest are errors or rare constructs.
+    assert!(
+        fast >= CASES.len() / 2,
+        "fast parser read {fast} of {}",
+        CASES.len()
+    );
+}
+
+#[test]
+fn deep_nesting_parses_identically() {
+    // Around the fast parser's own depth bound (96) and the default limit (512).
+    for depth in [1, 95, 96, 97, 511, 512, 513, 5000] {
+        check(&("- ".repeat(depth) + "x\n"));
+        check(&("[".repeat(depth) + &"]".repeat(depth)));
+        let mut map = String::new();
+        for i in 0..depth.min(600) {
+            map.push_str(&" ".repeat(i));
+            map.push_str("k:\n");
+        }
+        check(&map);
+    }
+    assert!(check(&("- ".repeat(90) + "x\n")));
+}
+
+#[test]
+fn typical_asdf_text_is_read_by_the_fast_parser() {
+    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+        --- !core/asdf-1.1.0\n\
+        asdf_library: !core/software-1.0.0 {author: The ASDF Developers, homepage: 'http://github.com/asdf-format/asdf',\n\
+        \x20 name: asdf, version: 6.0.0}\n\
+        history:\n  extensions:\n  - !core/extension_metadata-1.0.0\n\
+        \x20   extension_class: asdf.extension._manifest.ManifestExtension\n\
+        \x20   software: !core/software-1.0.0 {name: asdf, version: 6.0.0}\n\
+        data: !core/ndarray-1.1.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [3, 4]\n\
+        catalog:\n- id: 0\n  name: source 0\n  nested: {k: k0, n: null}\n  vals: [0.0, 0.5, -0.3333333333333333]\n\
+        ref: &id001 {a: 1}\nagain: *id001\n...\n";
+    assert!(check(text), "the fast parser should read typical ASDF text");
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Corrupts `text` by a few edits drawn from the characters YAML gives meaning to.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    const PIECES: &[&str] = &[
+        " ", "  ", "\n", "\t", ":", ": ", "- ", "-", "#", " #", "'", "\"", "\\", "[", "]", "{",
+        "}", ",", "&a ", "*a", "!", "!t ", "!!str ", "|", ">", "?", "...", "---", "%", "é", "x",
+        "1", "\u{2028}",
+    ];
+    let mut chars: Vec<char> = text.chars().collect();
+    for _ in 0..1 + rng.below(3) {
+        let at = rng.below(chars.len() + 1);
+        match rng.below(3) {
+            0 if at < chars.len() => {
+                chars.remove(at);
+            }
+            1 => {
+                let piece = PIECES[rng.below(PIECES.len())];
+                for (k, c) in piece.chars().enumerate() {
+                    chars.insert(at + k, c);
+                }
+            }
+            _ if at < chars.len() => {
+                let piece = PIECES[rng.below(PIECES.len())];
+                chars[at] = piece.chars().next().unwrap_or(' ');
+            }
+            _ => {}
+        }
+    }
+    chars.into_iter().collect()
+}
+
+#[test]
+fn corrupted_texts_give_the_reference_result() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut seeds: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
+    // A few real trees too (the smaller ones, to keep the test quick).
+    seeds.extend(
+        corpus_texts()
+            .into_iter()
+            .filter(|(n, t)| n.ends_with(".asdf") && t.len() < 4000)
+            .take(40)
+            .map(|(_, t)| t),
+    );
+    let mut fast = 0;
+    let rounds = 6000;
+    for i in 0..rounds {
+        let seed = &seeds[i % seeds.len()];
+        let text = mutate(seed, &mut rng);
+        fast += usize::from(check(&text));
+    }
+    assert!(fast > 0, "the fast parser read none of {rounds} variants");
+}
+
+/// Random documents written by PyYAML (the writer under Python asdf), at widths that make it
+/// fold long scalars and flow collections over lines.
+#[test]
+fn pyyaml_output_parses_identically() {
+    let Some(python) = asdf_testkit::python() else {
+        return;
+    };
+    let script = r#"
+import random, sys, yaml
+rng = random.Random(12345)
+ALPHA = list("abc xyz:#-'\"\\,[]{}&*!|>?%@`~é名\t") + ["\n", " ", "  ", "yes", "1.5", "0x1f", "null", "\u2028", "\x85", "\x07"]
+def text():
+    n = rng.randrange(0, 40)
+    return "".join(rng.choice(ALPHA) for _ in range(n))
+def leaf():
+    k = rng.randrange(7)
+    if k == 0: return rng.randrange(-10**20, 10**20)
+    if k == 1: return rng.random() * 10 ** rng.randrange(-30, 30)
+    if k == 2: return rng.choice([True, False, None])
+    return text()
+def tree(depth):
+    k = rng.randrange(5)
+    if depth > 3 or k < 2: return leaf()
+    if k == 2: return [tree(depth + 1) for _ in range(rng.randrange(0, 6))]
+    return {key(): tree(depth + 1) for _ in range(rng.randrange(0, 6))}
+def key():
+    # Mostly identifiers, as in real trees; sometimes anything (PyYAML then writes long or
+    # multi-line keys as explicit `? ` keys, which the fast parser leaves to the reference).
+    if rng.random() < 0.1:
+        return text() or "k"
+    return rng.choice("abcdefgh_") + "".join(rng.choice("abcxyz_019") for _ in range(rng.randrange(12)))
+docs = []
+for i in range(300):
+    t = {"root": tree(0), "shared": None}
+    shared = [1, 2, {"x": text()}]
+    t["shared"] = shared; t["again"] = shared
+    flow = [None, False, True][i % 3]
+    width = [20, 40, 80, 120][i % 4]
+    docs.append(yaml.dump(t, Dumper=yaml.SafeDumper, default_flow_style=flow, width=width,
+                          allow_unicode=bool(i % 2), explicit_start=True, version=(1, 1)))
+sys.stdout.write("\x00".join(docs))
+"#;
+    let out = asdf_testkit::run_python(&python, script, &[]);
+    let out = String::from_utf8(out).unwrap();
+    let docs: Vec<&str> = out.split('\0').collect();
+    assert_eq!(docs.len(), 300);
+    let fast = docs.iter().filter(|d| check(d)).count();
+    // Documents with an odd key somewhere (explicit `? ` keys) are left to the reference parser.
+    assert!(
+        fast * 100 >= docs.len() * 60,
+        "fast parser read {fast} of {}",
+        docs.len()
+    );
+}
