@@ -165,6 +165,14 @@ impl Mapping {
         self.indexed_push(key, value);
     }
 
+    /// A mapping of `entries` as they are (the caller guarantees the keys are unique).
+    pub(crate) fn from_unique(entries: Vec<(Node, Node)>) -> Mapping {
+        Mapping {
+            entries,
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
     /// Removes the entry whose key is the string `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         let i = self.position(key)?;

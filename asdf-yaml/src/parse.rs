@@ -180,7 +180,13 @@ fn build_reference(text: &str, base: usize, options: &ParseOptions) -> Result<Bu
 /// so the 1.2 parser sees the same thing: NEL becomes `\n`, blanks after LS/PS are removed.
 /// Text without these characters is returned as is.
 pub(crate) fn yaml11_line_breaks(text: &str) -> Cow<'_, str> {
-    if !text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+    // NEL is C2 85 in UTF-8, LS and PS are E2 80 A8/A9: look for their lead bytes first.
+    let b = text.as_bytes();
+    let found = memchr::memchr2_iter(0xC2, 0xE2, b).any(|i| match b[i] {
+        0xC2 => b.get(i + 1) == Some(&0x85),
+        _ => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)),
+    });
+    if !found {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -768,18 +774,16 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
 /// Python dict built by PyYAML does).
 pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
     if entries.len() <= 16 {
-        let ids: Vec<Option<KeyId<'_>>> = entries.iter().map(|(k, _)| key_id(k)).collect();
-        let unique = ids.iter().enumerate().all(|(i, a)| {
-            a.as_ref()
-                .is_none_or(|a| ids[..i].iter().all(|b| b.as_ref() != Some(a)))
+        // Small mappings (nearly all of them): compare keys pairwise, without allocating.
+        let unique = (1..entries.len()).all(|i| {
+            key_id(&entries[i].0).is_none_or(|a| {
+                entries[..i]
+                    .iter()
+                    .all(|(k, _)| key_id(k).as_ref() != Some(&a))
+            })
         });
-        drop(ids);
         if unique {
-            let mut m = Mapping::new();
-            for (k, v) in entries {
-                m.push_unchecked(k, v);
-            }
-            return m;
+            return Mapping::from_unique(entries);
         }
     }
     let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
@@ -799,7 +803,6 @@ pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
         }
     }
     let mut index_of_first: HashMap<usize, usize> = HashMap::new();
-    let mut m = Mapping::new();
     for (i, (k, v)) in entries.into_iter().enumerate() {
         let first = slot[i];
         if first == i {
@@ -809,8 +812,5 @@ pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
             out[pos].1 = v;
         }
     }
-    for (k, v) in out {
-        m.push_unchecked(k, v);
-    }
-    m
+    Mapping::from_unique(out)
 }

@@ -64,6 +64,7 @@ fn main() {
         };
         let tree = &bytes[range];
         put(&out.join("yaml_roundtrip"), &name, tree, &mut n);
+        put(&out.join("yaml_differential"), &name, tree, &mut n);
         let blocks: Vec<Vec<u8>> = (0..f.blocks().len() as i64)
             .filter_map(|b| f.block_data(b).ok().map(|d| d.into_owned()))
             .collect();
@@ -77,12 +78,9 @@ fn main() {
     yaml_files.sort();
     for (i, p) in yaml_files.iter().enumerate() {
         let bytes = std::fs::read(p).expect("read corpus file");
-        put(
-            &out.join("yaml_roundtrip"),
-            &format!("{i:03}.yaml"),
-            &bytes,
-            &mut n,
-        );
+        for target in ["yaml_roundtrip", "yaml_differential"] {
+            put(&out.join(target), &format!("{i:03}.yaml"), &bytes, &mut n);
+        }
         put(
             &out.join("ndarray_read"),
             &format!("{i:03}.yaml"),
