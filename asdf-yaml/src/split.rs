@@ -46,10 +46,13 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         return None;
     }
     let plan = plan(text)?;
+    // The region becomes an empty placeholder, indented past the key that holds it (a block
+    // sequence may sit at its key's own column; a flow placeholder may not).
+    let placeholder = if plan.seq { "[]" } else { "{}" };
     let skeleton = format!(
-        "{}{}{{}}\n{}",
+        "{}{}{placeholder}\n{}",
         &text[..plan.region.start],
-        " ".repeat(plan.indent),
+        " ".repeat(plan.indent + usize::from(plan.seq)),
         &text[plan.region.end..]
     );
     // The serial parser's depth limit, less the levels above the pieces' mapping.
@@ -66,6 +69,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         .collect();
     let mut skeleton = build(&skeleton, 0, options).ok()?;
     let mut entries = Vec::new();
+    let mut items = Vec::new();
     let mut alias_nodes = skeleton.alias_nodes;
     for piece in pieces {
         let mut piece = piece?;
@@ -73,16 +77,20 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
             return None;
         }
         alias_nodes = alias_nodes.saturating_add(piece.alias_nodes);
-        let Value::Map(m) = std::mem::take(piece.root.value_mut()) else {
-            return None;
-        };
-        entries.extend(m);
+        match (std::mem::take(piece.root.value_mut()), plan.seq) {
+            (Value::Map(m), false) => entries.extend(m),
+            (Value::Seq(s), true) => items.extend(s),
+            _ => return None,
+        }
     }
     if alias_nodes > options.limits.max_alias_nodes || !skeleton.warnings.is_empty() {
         return None;
     }
-    let slot = locate(&mut skeleton.root, &plan.path)?;
-    *slot = Node::new(Value::Map(dedup(entries)));
+    let slot = locate(&mut skeleton.root, &plan.path, plan.seq)?;
+    *slot = Node::new(match plan.seq {
+        true => Value::Seq(items),
+        false => Value::Map(dedup(entries)),
+    });
     skeleton.alias_nodes = alias_nodes;
     Some(skeleton)
 }
@@ -97,6 +105,8 @@ struct Plan {
     cuts: Vec<usize>,
     indent: usize,
     path: Vec<String>,
+    /// Whether the region is a block sequence's entries (else a block mapping's).
+    seq: bool,
 }
 
 impl Plan {
@@ -200,6 +210,8 @@ fn plan(text: &str) -> Option<Plan> {
         for i in range.clone() {
             match body[i].indent {
                 None => {}
+                // An indentless sequence: the value of the entry above.
+                Some(n) if n == indent && !starts.is_empty() && is_seq_entry(text, &body[i]) => {}
                 Some(n) if n == indent => starts.push(i),
                 // Deeper lines continue an entry: there must be one.
                 Some(n) if n > indent && starts.is_empty() => return None,
@@ -225,20 +237,18 @@ fn plan(text: &str) -> Option<Plan> {
         let (key, value_below) = keys[biggest];
         let duplicate = keys.iter().filter(|(k, _)| *k == key).count() > 1;
         if share > DESCEND_SHARE && value_below && !duplicate && span.len() > 1 {
-            // The value is the lines under the key; descend if they form a block mapping.
+            // The value is the lines under the key: split it if it is a block sequence,
+            // descend into it if it is a block mapping.
             let inner = span.start + 1..span.end;
-            let child_indent = inner.clone().find_map(|i| body[i].indent)?;
+            let first = inner.clone().find(|&i| body[i].indent.is_some())?;
+            let child_indent = body[first].indent?;
+            path.push(key.to_string());
+            if is_seq_entry(text, &body[first]) && child_indent >= indent {
+                return seq_plan(text, body, inner, child_indent, document_start, path);
+            }
             if child_indent <= indent {
                 return None;
             }
-            let first = inner.clone().find(|&i| body[i].indent.is_some())?;
-            if text[body[first].start..body[first].end]
-                .trim_start_matches(' ')
-                .starts_with('-')
-            {
-                return None; // a sequence: not split
-            }
-            path.push(key.to_string());
             range = inner;
             indent = child_indent;
             continue;
@@ -247,32 +257,98 @@ fn plan(text: &str) -> Option<Plan> {
         if path.is_empty() || starts.len() < 2 {
             return None;
         }
-        let region = body[range.start].start..body[range.end - 1].end;
-        let pieces = (rayon::current_num_threads() * 4).max(2);
-        let target = region.len() / pieces;
-        let mut cuts = vec![region.start];
-        for &s in &starts[1..] {
-            let at = body[s].start;
-            if at - cuts[cuts.len() - 1] >= target {
-                cuts.push(at);
-            }
-        }
-        cuts.push(region.end);
-        if cuts.len() < 3 {
-            return None;
-        }
-        // The skeleton replaces the region by one line: it must end with a line break.
-        if !text[..region.end].ends_with('\n') {
-            return None;
-        }
-        return Some(Plan {
-            document_start,
-            region,
-            cuts,
+        return cut(
+            text,
+            body,
+            range,
+            &starts,
             indent,
+            document_start,
             path,
-        });
+            false,
+        );
     }
+}
+
+/// Whether a line is a block sequence entry (`-` alone or followed by a space).
+fn is_seq_entry(text: &str, line: &Line) -> bool {
+    let s = text[line.start..line.end]
+        .trim_start_matches(' ')
+        .trim_end_matches(['\n', '\r']);
+    s == "-" || s.starts_with("- ")
+}
+
+/// The plan for a block sequence whose entries start at `indent` within `range`.
+fn seq_plan(
+    text: &str,
+    body: &[Line],
+    range: std::ops::Range<usize>,
+    indent: usize,
+    document_start: usize,
+    path: Vec<String>,
+) -> Option<Plan> {
+    let mut starts = Vec::new();
+    for i in range.clone() {
+        match body[i].indent {
+            None => {}
+            Some(n) if n == indent && is_seq_entry(text, &body[i]) => starts.push(i),
+            Some(n) if n > indent && !starts.is_empty() => {}
+            _ => return None,
+        }
+    }
+    if starts.len() < 2 {
+        return None;
+    }
+    cut(
+        text,
+        body,
+        range,
+        &starts,
+        indent,
+        document_start,
+        path,
+        true,
+    )
+}
+
+/// Cuts the region of `range` into pieces at entry lines (`starts`), about four per thread.
+#[allow(clippy::too_many_arguments)]
+fn cut(
+    text: &str,
+    body: &[Line],
+    range: std::ops::Range<usize>,
+    starts: &[usize],
+    indent: usize,
+    document_start: usize,
+    path: Vec<String>,
+    seq: bool,
+) -> Option<Plan> {
+    let region = body[range.start].start..body[range.end - 1].end;
+    let pieces = (rayon::current_num_threads() * 4).max(2);
+    let target = region.len() / pieces;
+    let mut cuts = vec![region.start];
+    for &s in &starts[1..] {
+        let at = body[s].start;
+        if at - cuts[cuts.len() - 1] >= target {
+            cuts.push(at);
+        }
+    }
+    cuts.push(region.end);
+    if cuts.len() < 3 {
+        return None;
+    }
+    // The skeleton replaces the region by one line: it must end with a line break.
+    if !text[..region.end].ends_with('\n') {
+        return None;
+    }
+    Some(Plan {
+        document_start,
+        region,
+        cuts,
+        indent,
+        path,
+        seq,
+    })
 }
 
 fn byte_len(body: &[Line], range: std::ops::Range<usize>) -> usize {
@@ -282,8 +358,8 @@ fn byte_len(body: &[Line], range: std::ops::Range<usize>) -> usize {
     body[range.end - 1].end - body[range.start].start
 }
 
-/// The node at `path` (string keys) in the skeleton: the `{}` placeholder.
-fn locate<'a>(root: &'a mut Node, path: &[String]) -> Option<&'a mut Node> {
+/// The node at `path` (string keys) in the skeleton: the `{}` (or `[]`) placeholder.
+fn locate<'a>(root: &'a mut Node, path: &[String], seq: bool) -> Option<&'a mut Node> {
     let mut node = root;
     for key in path {
         node = match node.value_mut() {
@@ -292,7 +368,8 @@ fn locate<'a>(root: &'a mut Node, path: &[String]) -> Option<&'a mut Node> {
         };
     }
     match node.value() {
-        Value::Map(m) if m.is_empty() && node.tag().is_none() => Some(node),
+        Value::Map(m) if !seq && m.is_empty() && node.tag().is_none() => Some(node),
+        Value::Seq(s) if seq && s.is_empty() && node.tag().is_none() => Some(node),
         _ => None,
     }
 }
@@ -357,6 +434,34 @@ mod tests {
         s
     }
 
+    /// A catalogue held in a block sequence of `n` mappings, indentless (`key:\n- a: 1`, as
+    /// PyYAML writes it) or indented.
+    fn seq_catalogue(n: usize, indentless: bool) -> String {
+        let pad = if indentless { 0 } else { 2 };
+        let objects = entries(n, pad)
+            .lines()
+            .map(|l| match l.strip_prefix(&" ".repeat(pad)) {
+                Some(rest) if rest.starts_with("obj") => {
+                    format!("{}- id: {}", " ".repeat(pad), &rest[3..8])
+                }
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        catalogue(0).replace("objects:\n", &format!("objects:\n{objects}\n"))
+    }
+
+    #[test]
+    fn big_sequences_split_like_serial_parse() {
+        for indentless in [true, false] {
+            let text = seq_catalogue(300, indentless);
+            let want = serial(&text);
+            assert!(!want.starts_with("error"), "{want}\n{text}");
+            assert_eq!(plan(&text).map(|p| p.seq), Some(true));
+            assert_eq!(split(&text).as_deref(), Some(&want[..]));
+        }
+    }
+
     #[test]
     fn split_parse_equals_serial_parse() {
         for text in [
@@ -388,9 +493,14 @@ mod tests {
             plan(&catalogue(150)).map(|p| p.path),
             Some(vec!["objects".to_string()])
         );
-        // A big sequence is not split; neither is a mapping whose entries are not plain keys.
+        // A big sequence is split too (indentless or indented); a mapping whose entries are
+        // not plain keys is not.
         let seq = format!("%YAML 1.1\n---\nitems:\n{}", "- {a: 1}\n".repeat(500));
-        assert!(plan(&seq).is_none());
+        assert_eq!(
+            plan(&seq).map(|p| (p.path, p.seq)),
+            Some((vec!["items".into()], true))
+        );
+        assert_eq!(split(&seq).as_deref(), Some(&serial(&seq)[..]));
         let quoted = format!("---\nobjects:\n{}", "  'k': 1\n".repeat(500));
         assert!(plan(&quoted).is_none());
     }
@@ -425,7 +535,12 @@ mod tests {
     /// parse (so `parse_document` always gives the serial result, error messages included).
     #[test]
     fn mutated_texts_never_disagree() {
-        let base = catalogue(120);
+        mutated_texts_agree(&catalogue(120), 1000);
+        mutated_texts_agree(&seq_catalogue(60, true), 300);
+        mutated_texts_agree(&seq_catalogue(60, false), 300);
+    }
+
+    fn mutated_texts_agree(base: &str, rounds: usize) {
         let bytes = base.as_bytes();
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut rnd = |n: usize| {
@@ -458,7 +573,7 @@ mod tests {
             "? ",
         ];
         let mut declined = 0;
-        for _ in 0..1000 {
+        for _ in 0..rounds {
             let mut t = bytes.to_vec();
             for _ in 0..1 + rnd(3) {
                 let at = rnd(t.len());
@@ -480,7 +595,7 @@ mod tests {
                 None => declined += 1,
             }
         }
-        assert!(declined < 1000, "the split never applied");
+        assert!(declined < rounds, "the split never applied");
     }
 
     #[test]
