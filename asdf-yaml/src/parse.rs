@@ -236,10 +236,15 @@ struct Frame {
     kind: FrameKind,
 }
 
+/// A collection's children wait on the builder's shared stacks (`items`, `pairs`) from
+/// `start` on, and move into one exactly-sized `Vec` when it closes: no growth reallocation
+/// per collection.
 enum FrameKind {
-    Seq(Vec<Node>),
+    Seq {
+        start: usize,
+    },
     Map {
-        entries: Vec<(Node, Node)>,
+        start: usize,
         /// The key waiting for its value, and whether it is the merge key `<<`.
         pending: Option<(Node, bool)>,
         /// Indices of entries whose key is the merge key.
@@ -271,6 +276,10 @@ struct Builder<'t> {
     tag_bytes: usize,
     /// Documents started so far.
     documents: usize,
+    /// Children of the open sequences, innermost last (see [`FrameKind`]).
+    items: Vec<Node>,
+    /// Entries of the open mappings, innermost last.
+    pairs: Vec<(Node, Node)>,
 }
 
 /// The longest tag accepted, in bytes. Real tags are URIs of under 100 bytes; a `%TAG` handle
@@ -347,6 +356,8 @@ impl<'t> Builder<'t> {
             tags: std::collections::HashSet::new(),
             tag_bytes: 0,
             documents: 0,
+            items: Vec::new(),
+            pairs: Vec::new(),
         }
     }
 
@@ -395,11 +406,14 @@ impl<'t> Builder<'t> {
                 self.plain_merge = false;
             }
             Event::SequenceStart(anchor, tag) => {
-                self.push(anchor, tag, mark, FrameKind::Seq(Vec::new()))?;
+                let kind = FrameKind::Seq {
+                    start: self.items.len(),
+                };
+                self.push(anchor, tag, mark, kind)?;
             }
             Event::MappingStart(anchor, tag) => {
                 let kind = FrameKind::Map {
-                    entries: Vec::new(),
+                    start: self.pairs.len(),
                     pending: None,
                     merges: Vec::new(),
                     merge_size: 0,
@@ -454,13 +468,14 @@ impl<'t> Builder<'t> {
         };
         let mut size = frame.size;
         let value = match frame.kind {
-            FrameKind::Seq(items) => Value::Seq(items),
+            FrameKind::Seq { start } => Value::Seq(self.items.drain(start..).collect()),
             FrameKind::Map {
-                entries,
+                start,
                 merges,
                 merge_size,
                 ..
             } => {
+                let entries: Vec<(Node, Node)> = self.pairs.drain(start..).collect();
                 let entries = if merges.is_empty() {
                     entries
                 } else {
@@ -634,19 +649,19 @@ impl<'t> Builder<'t> {
         };
         frame.size = frame.size.saturating_add(size);
         match &mut frame.kind {
-            FrameKind::Seq(items) => items.push(node),
+            FrameKind::Seq { .. } => self.items.push(node),
             FrameKind::Map {
-                entries,
+                start,
                 pending,
                 merges,
                 merge_size,
             } => match pending.take() {
                 Some((key, is_merge)) => {
                     if is_merge {
-                        merges.push(entries.len());
+                        merges.push(self.pairs.len() - *start);
                         *merge_size = merge_size.saturating_add(size);
                     }
-                    entries.push((key, node));
+                    self.pairs.push((key, node));
                 }
                 None => {
                     // Only a plain, untagged, unanchored `<<` is a merge key.

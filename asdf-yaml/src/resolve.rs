@@ -565,10 +565,13 @@ fn parse_python_float(s: &str) -> Option<f64> {
 
 /// Converts `!!bool` text the way PyYAML does (case-insensitive yes/no/true/false/on/off).
 pub fn construct_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "yes" | "true" | "on" => Some(true),
-        "no" | "false" | "off" => Some(false),
-        _ => None,
+    let is = |word: &str| text.eq_ignore_ascii_case(word);
+    if is("yes") || is("true") || is("on") {
+        Some(true)
+    } else if is("no") || is("false") || is("off") {
+        Some(false)
+    } else {
+        None
     }
 }
 
