@@ -77,12 +77,19 @@ impl Props {
 /// into `sink`. Stops at the first construct it leaves to the reference parser.
 pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
     let b = text.as_bytes();
-    // The reference parser's rules for tabs (where they separate tokens) and carriage returns
-    // are subtle; real ASDF trees have neither outside escapes, so such text goes to it whole.
-    if let Some(i) = memchr2(b'\r', b'\t', b) {
+    // The reference parser's rules for tabs (where they separate tokens), carriage returns,
+    // NUL (which ends its input) and byte-order marks inside the text are subtle; real ASDF
+    // trees have none of them outside escapes, so such text goes to it whole.
+    if let Some(offset) = first_control(b) {
         return Err(Bail {
-            offset: i,
-            reason: "a tab or carriage return",
+            offset,
+            reason: "a control character (tab, carriage return, NUL, ...)",
+        });
+    }
+    if let Some(offset) = memchr::memmem::find(b, "\u{feff}".as_bytes()) {
+        return Err(Bail {
+            offset,
+            reason: "a byte-order mark inside the text",
         });
     }
     let mut p = Parser {
@@ -117,6 +124,22 @@ struct Parser<'t, 's, S> {
     /// Collections open around the position.
     depth: usize,
     sink: &'s mut S,
+}
+
+/// Offset of the first C0 control character other than the line feed. Checked a chunk at a
+/// time without branches (so the compiler vectorises it), then the chunk that has one.
+fn first_control(b: &[u8]) -> Option<usize> {
+    let control = |c: u8| c < 0x20 && c != b'\n';
+    let mut chunks = b.chunks_exact(64);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |any, &c| any | control(c)) {
+            return chunk.iter().position(|&c| control(c)).map(|i| base + i);
+        }
+        base += 64;
+    }
+    let rest = chunks.remainder();
+    rest.iter().position(|&c| control(c)).map(|i| base + i)
 }
 
 fn is_ws(c: u8) -> bool {

@@ -229,6 +229,12 @@ const CASES: &[&str] = &[
     "a: null\nb: Null\nc: NULL\nd: ~\ne:\nf: ''\n",
     "1: int key\n2.5: float key\nyes: bool key\n~: null key\n",
     "[a]: flow key\n",
+    // Found by the yaml_differential fuzz target: the reference parser stops at NUL.
+    "a: x\u{1}\0\0\u{6}y\nb: 1\n",
+    "a: x\u{1}y\n",
+    "a: \u{feff}b\n",
+    "a: 1\n\u{feff}b: 2\n",
+    "a: x\u{7f}\u{80}\u{9f}\u{fffe}y\n",
     "*x : alias key\n",
 ];
 
