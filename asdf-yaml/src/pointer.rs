@@ -87,7 +87,37 @@ fn unescape(token: &str) -> Option<String> {
 
 /// Escapes one reference token (`~` -> `~0`, `/` -> `~1`).
 pub fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+    let mut out = String::with_capacity(token.len());
+    push_escaped(&mut out, token);
+    out
+}
+
+/// Appends `/` and the escaped `token` to the pointer `path`, without allocating when `path`
+/// has room (the walkers of large trees build every node's pointer this way).
+///
+/// ```
+/// let mut path = String::from("/a");
+/// asdf_yaml::pointer::push_token(&mut path, "b/c~d");
+/// assert_eq!(path, "/a/b~1c~0d");
+/// assert_eq!(asdf_yaml::pointer::escape("x/y"), "x~1y");
+/// ```
+pub fn push_token(path: &mut String, token: &str) {
+    path.push('/');
+    push_escaped(path, token);
+}
+
+fn push_escaped(out: &mut String, token: &str) {
+    if !token.contains(['~', '/']) {
+        out.push_str(token);
+        return;
+    }
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 /// Index of the entry a token selects: the string key equal to the token, else an integer key

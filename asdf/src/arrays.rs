@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use asdf_ndarray::{
     AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, CHUNKED_TAG,
 };
+use asdf_yaml::pointer::push_token;
 use asdf_yaml::{Node, Value};
 use ndarray::{ArrayD, ArrayViewD};
 
@@ -29,9 +30,10 @@ pub fn array_kind(node: &Node) -> Option<ArrayKind> {
     }
 }
 
-/// Escapes one JSON Pointer token (`~` → `~0`, `/` → `~1`).
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+/// Appends `/` and `token`'s text (which needs no escaping: a number or a bool).
+fn write_token(path: &mut String, token: &dyn std::fmt::Display) {
+    use std::fmt::Write;
+    let _ = write!(path, "/{token}");
 }
 
 /// Collects the JSON Pointers of every array under `node` (not looking inside arrays).
@@ -48,21 +50,19 @@ pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
         match node.value() {
             Value::Map(m) => {
                 for (k, v) in m.iter() {
-                    let key = match k.value() {
-                        Value::Str(s) => escape(s),
-                        Value::Int(i) => i.to_string(),
-                        Value::Bool(b) => b.to_string(),
+                    match k.value() {
+                        Value::Str(s) => push_token(path, s),
+                        Value::Int(i) => write_token(path, i),
+                        Value::Bool(b) => write_token(path, b),
                         _ => continue,
-                    };
-                    path.push('/');
-                    path.push_str(&key);
+                    }
                     walk(v, path, out, depth + 1);
                     path.truncate(len);
                 }
             }
             Value::Seq(items) => {
                 for (i, v) in items.iter().enumerate() {
-                    path.push_str(&format!("/{i}"));
+                    write_token(path, &i);
                     walk(v, path, out, depth + 1);
                     path.truncate(len);
                 }
