@@ -142,6 +142,17 @@ fn first_control(b: &[u8]) -> Option<usize> {
     rest.iter().position(|&c| control(c)).map(|i| base + i)
 }
 
+/// `!`, `!!` or `!name!` with a name of letters, digits and `-`.
+fn is_tag_handle(h: &str) -> bool {
+    if h == "!" {
+        return true;
+    }
+    match h.strip_prefix('!').and_then(|r| r.strip_suffix('!')) {
+        Some(name) => name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'),
+        None => false,
+    }
+}
+
 fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
@@ -327,11 +338,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 Ok(())
             }
             (Some("%TAG"), Some(handle), Some(prefix), None)
-                if handle.starts_with('!')
-                    && handle.ends_with('!')
-                    && handle[1..]
-                        .bytes()
-                        .all(|c| c == b'!' || c.is_ascii_alphanumeric() || c == b'-')
+                if is_tag_handle(handle)
                     && prefix
                         .bytes()
                         .all(|c| c == b'!' || c == b',' || is_tag_char(c))

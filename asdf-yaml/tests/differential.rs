@@ -225,6 +225,10 @@ const CASES: &[&str] = &[
     "%FOO bar\n--- 1\n",
     "%YAML 1.1\n%YAML 1.1\n--- 1\n",
     "%TAG ! a:\n%TAG ! b:\n--- !x 1\n",
+    // Found by the fuzz target: not a handle.
+    "%TAG !!!! a:\n--- !x 1\n",
+    "%TAG !a!b! a:\n--- !x 1\n",
+    "%TAG !a-1! a:\n--- !a-1!x 1\n",
     "%YAML 1.1\na: 1\n",
     "a: null\nb: Null\nc: NULL\nd: ~\ne:\nf: ''\n",
     "1: int key\n2.5: float key\nyes: bool key\n~: null key\n",
