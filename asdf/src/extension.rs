@@ -180,16 +180,12 @@ enum Step<'a> {
 fn pointer(path: &[Step<'_>]) -> String {
     let mut out = String::new();
     for step in path {
-        out.push('/');
         match step {
-            Step::Key(k) => {
-                let key = k
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("{k:?}"));
-                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            }
-            Step::Index(i) => out.push_str(&i.to_string()),
+            Step::Key(k) => match k.as_str() {
+                Some(key) => asdf_yaml::pointer::push_token(&mut out, key),
+                None => asdf_yaml::pointer::push_token(&mut out, &format!("{k:?}")),
+            },
+            Step::Index(i) => asdf_yaml::pointer::push_token(&mut out, &i.to_string()),
         }
     }
     out
