@@ -2,6 +2,8 @@
 //! their schemas (no schema files needed).
 
 use asdf_ndarray::{Datatype, ScalarType, MAX_NDIM};
+use std::fmt::Write;
+
 use asdf_yaml::{pointer::escape, Node, Value};
 
 use crate::Violation;
@@ -46,7 +48,7 @@ const KNOWN: &[(&str, &[&str])] = &[
 /// ```
 pub fn check_builtin(tree: &Node) -> Vec<Violation> {
     let mut c = Checker { out: Vec::new() };
-    c.walk(tree, "", 0);
+    c.walk(tree, &mut String::new(), 0);
     c.out
 }
 
@@ -94,7 +96,9 @@ impl Checker {
         self.out.push(Violation::new(ptr, rule, msg));
     }
 
-    fn walk(&mut self, n: &Node, ptr: &str, depth: usize) {
+    /// Checks `n` and what is under it; `ptr` is its pointer, extended in place for children
+    /// (so a walk over a big tree builds no string per node).
+    fn walk(&mut self, n: &Node, ptr: &mut String, depth: usize) {
         if depth > MAX_DEPTH {
             self.v(
                 ptr,
@@ -110,18 +114,20 @@ impl Checker {
         if !descend {
             return;
         }
+        let len = ptr.len();
         match n.value() {
             Value::Seq(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    let p = push_index(ptr, i);
-                    self.walk(item, &p, depth + 1);
+                    let _ = write!(ptr, "/{i}");
+                    self.walk(item, ptr, depth + 1);
+                    ptr.truncate(len);
                 }
             }
             Value::Map(m) => {
                 for (k, item) in m.iter() {
-                    let key = key_text(k);
-                    let p = push_key(ptr, &key);
-                    self.walk(item, &p, depth + 1);
+                    asdf_yaml::pointer::push_key(ptr, k);
+                    self.walk(item, ptr, depth + 1);
+                    ptr.truncate(len);
                 }
             }
             _ => {}
@@ -151,8 +157,8 @@ impl Checker {
                 // Children worth walking: a mask array only (inline data can be huge and holds
                 // plain values).
                 if let Some(mask) = n.get("mask") {
-                    let p = push_key(ptr, "mask");
-                    self.walk(mask, &p, 1);
+                    let mut p = push_key(ptr, "mask");
+                    self.walk(mask, &mut p, 1);
                 }
                 return false;
             }

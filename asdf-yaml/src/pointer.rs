@@ -106,6 +106,32 @@ pub fn push_token(path: &mut String, token: &str) {
     push_escaped(path, token);
 }
 
+/// Appends `/` and the token of the mapping key `key`: a string key as itself (escaped), any
+/// other scalar as its text (`1`, `true`, `null`, `1.5`), a collection as its debug form.
+///
+/// ```
+/// use asdf_yaml::{pointer::push_key, Node};
+/// let mut path = String::new();
+/// push_key(&mut path, &Node::from("a/b"));
+/// push_key(&mut path, &Node::from(3i64));
+/// assert_eq!(path, "/a~1b/3");
+/// ```
+pub fn push_key(path: &mut String, key: &Node) {
+    use std::fmt::Write;
+    match key.value() {
+        Value::Str(s) | Value::BigInt(s) => push_token(path, s),
+        Value::Int(i) => {
+            let _ = write!(path, "/{i}");
+        }
+        Value::Bool(b) => {
+            let _ = write!(path, "/{b}");
+        }
+        Value::Null => path.push_str("/null"),
+        Value::Float(f) => push_token(path, &f.to_string()),
+        _ => push_token(path, &format!("{key:?}")),
+    }
+}
+
 fn push_escaped(out: &mut String, token: &str) {
     if !token.contains(['~', '/']) {
         out.push_str(token);

@@ -16,7 +16,6 @@ pub use keywords::uri_match;
 pub use store::{python_resource_dirs, SchemaStore, MAX_SCHEMA_FILE};
 pub use tree::{NodeRef, YamlTree};
 
-use crate::builtin::key_text;
 use crate::error::{Result, SchemaError};
 use crate::Violation;
 
@@ -131,42 +130,56 @@ impl SchemaValidator {
     /// schema in the store are skipped (as Python asdf does, which only warns).
     pub fn validate_tags(&self, tree: &Node) -> Result<Vec<Violation>> {
         let mut out = Vec::new();
-        let mut stack: Vec<(&Node, String, usize)> = vec![(tree, String::new(), 0)];
-        while let Some((n, ptr, depth)) = stack.pop() {
-            if let Some(tag) = n.tag() {
-                for uri in self.store.schema_uris_for_tag(tag) {
-                    // A manifest may name a schema that is not installed: Python asdf warns
-                    // and skips it; so do we.
-                    if self.store.schema(&uri).is_none() {
-                        continue;
-                    }
-                    let v = self.validator(&uri)?;
-                    self.run(&v, n, &ptr, &mut out);
-                }
-            }
-            if depth >= 512 {
-                continue;
-            }
-            let mut children: Vec<(&Node, String, usize)> = Vec::new();
-            match n.value() {
-                asdf_yaml::Value::Seq(items) => {
-                    for (i, c) in items.iter().enumerate() {
-                        if c.tag().is_some() || c.as_seq().is_some() || c.as_map().is_some() {
-                            children.push((c, format!("{ptr}/{i}"), depth + 1));
-                        }
-                    }
-                }
-                asdf_yaml::Value::Map(m) => {
-                    for (k, c) in m.iter() {
-                        let key = asdf_yaml::pointer::escape(&key_text(k));
-                        children.push((c, format!("{ptr}/{key}"), depth + 1));
-                    }
-                }
-                _ => {}
-            }
-            stack.extend(children.into_iter().rev());
-        }
+        self.validate_below(tree, &mut String::new(), 0, &mut out)?;
         Ok(out)
+    }
+
+    /// [`validate_tags`](Self::validate_tags) for `n`, whose pointer is `ptr` (extended in place
+    /// for children, so a big tree costs no string per node). Untagged scalars in sequences are
+    /// not visited (nothing under them can carry a tag).
+    fn validate_below(
+        &self,
+        n: &Node,
+        ptr: &mut String,
+        depth: usize,
+        out: &mut Vec<Violation>,
+    ) -> Result<()> {
+        if let Some(tag) = n.tag() {
+            for uri in self.store.schema_uris_for_tag(tag) {
+                // A manifest may name a schema that is not installed: Python asdf warns and
+                // skips it; so do we.
+                if self.store.schema(&uri).is_none() {
+                    continue;
+                }
+                let v = self.validator(&uri)?;
+                self.run(&v, n, ptr, out);
+            }
+        }
+        if depth >= 512 {
+            return Ok(());
+        }
+        let len = ptr.len();
+        match n.value() {
+            asdf_yaml::Value::Seq(items) => {
+                for (i, c) in items.iter().enumerate() {
+                    if c.tag().is_some() || c.as_seq().is_some() || c.as_map().is_some() {
+                        use std::fmt::Write;
+                        let _ = write!(ptr, "/{i}");
+                        self.validate_below(c, ptr, depth + 1, out)?;
+                        ptr.truncate(len);
+                    }
+                }
+            }
+            asdf_yaml::Value::Map(m) => {
+                for (k, c) in m.iter() {
+                    asdf_yaml::pointer::push_key(ptr, k);
+                    self.validate_below(c, ptr, depth + 1, out)?;
+                    ptr.truncate(len);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Compiles every schema of the store (a check of the store; compiled schemas are cached).
