@@ -17,7 +17,17 @@ pub use crate::report::Report;
 /// Verifies the file at `path` (any supported format).
 pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
     match sniff_path(path)? {
-        Format::Asdf => verify_asdf(path, verbose),
+        Format::Asdf => verify_asdf(path, verbose).or_else(|e| match e {
+            // The file opens no further (its blocks cannot be located, ...): say so, and what
+            // a salvage scan would get back.
+            crate::error::CliError::Invalid(msg) => {
+                let mut r = Report::default();
+                r.fail(msg);
+                r.lines.extend(crate::salvage::preview(path));
+                Ok(r)
+            }
+            other => Err(other),
+        }),
         Format::RawArray => {
             let a = input::read_ra(path)?;
             Ok(Report {
@@ -47,6 +57,7 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
     }
     let blocks = file.blocks();
     r.blocks = blocks.len();
+    let mut block_trouble = !blocks.layout().warnings.is_empty();
     let bar = crate::progress::bar(blocks.len() as u64, "checking blocks");
     let results: Vec<_> = (0..blocks.len())
         .into_par_iter()
@@ -77,7 +88,10 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
                     ));
                 }
             }
-            Err(e) => r.fail(format!("block {} at byte {}: {e}", info.index, info.offset)),
+            Err(e) => {
+                block_trouble = true;
+                r.fail(format!("block {} at byte {}: {e}", info.index, info.offset))
+            }
         }
     }
     // Every block's checksum was checked above: the array pass reads without hashing again.
@@ -120,10 +134,16 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
                     r.lines.push(line);
                 }
             }
-            Err(e) => r.fail(format!("array {p}: {e}")),
+            Err(e) => {
+                block_trouble = true;
+                r.fail(format!("array {p}: {e}"))
+            }
         }
     }
     bar.finish_and_clear();
+    if block_trouble && r.failures > 0 {
+        r.lines.extend(crate::salvage::preview(path));
+    }
     if crate::refs::has_refs(file.tree()) {
         match crate::refs::resolve(file.tree(), Some(path), file.open_options()) {
             Ok(_) => {
