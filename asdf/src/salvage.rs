@@ -35,7 +35,7 @@ pub struct LostArray {
 pub struct Salvage<'a> {
     /// The header and comments of the damaged file.
     pub header: FileHeader,
-    /// The tree to write: recovered arrays renumbered for [`blocks`](Self::blocks), lost
+    /// The tree to write: recovered arrays renumbered for the blocks written, lost
     /// arrays replaced by `null`.
     pub tree: Node,
     /// The scan of the damaged file.
@@ -326,7 +326,7 @@ fn streamed_rows(node: &Node, len: u64) -> Result<u64> {
         .iter()
         .try_fold(item as u64, |acc, &d| acc.checked_mul(d as u64))
         .unwrap_or(0);
-    Ok(if row == 0 { 0 } else { len / row })
+    Ok(len.checked_div(row).unwrap_or(0))
 }
 
 impl Salvage<'_> {

@@ -51,8 +51,11 @@ fn offsets(bytes: &[u8]) -> (Vec<usize>, Vec<usize>, usize) {
     (offs, data, index)
 }
 
-/// The damaged variants: (name, bytes, arrays that must come back, arrays that must be lost).
-fn corpus(good: &[u8]) -> Vec<(&'static str, Vec<u8>, Vec<&'static str>, Vec<&'static str>)> {
+/// One damaged variant: (name, bytes, arrays that must come back, arrays that must be lost).
+type Damaged = (&'static str, Vec<u8>, Vec<&'static str>, Vec<&'static str>);
+
+/// The damaged variants.
+fn corpus(good: &[u8]) -> Vec<Damaged> {
     let (offs, data, index) = offsets(good);
     let all = NAMES.to_vec();
     let mut out = Vec::new();
