@@ -17,17 +17,7 @@ pub use crate::report::Report;
 /// Verifies the file at `path` (any supported format).
 pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
     match sniff_path(path)? {
-        Format::Asdf => verify_asdf(path, verbose).or_else(|e| match e {
-            // The file opens no further (its blocks cannot be located, ...): say so, and what
-            // a salvage scan would get back.
-            crate::error::CliError::Invalid(msg) => {
-                let mut r = Report::default();
-                r.fail(msg);
-                r.lines.extend(crate::salvage::preview(path));
-                Ok(r)
-            }
-            other => Err(other),
-        }),
+        Format::Asdf => verify_asdf(path, verbose),
         Format::RawArray => {
             let a = input::read_ra(path)?;
             Ok(Report {
@@ -49,9 +39,28 @@ pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
     }
 }
 
+/// Whether opening failed on the blocks (which a salvage scan may get around).
+fn is_block_error(e: &asdf::AsdfError) -> bool {
+    match e {
+        asdf::AsdfError::Block(_) => true,
+        asdf::AsdfError::File { source, .. } => is_block_error(source),
+        _ => false,
+    }
+}
+
 fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
-    let file = input::open_asdf(path)?;
+    input::check_readable(path)?;
     let mut r = Report::default();
+    let file = match asdf::AsdfFile::open_with(path, &input::open_options()) {
+        Ok(f) => f,
+        Err(e) if is_block_error(&e) => {
+            // The blocks cannot even be located: say so, and what a salvage scan would get.
+            r.fail(e.to_string());
+            r.lines.extend(crate::salvage::preview(path));
+            return Ok(r);
+        }
+        Err(e) => return Err(crate::error::CliError::Invalid(e.to_string())),
+    };
     for w in file.warnings() {
         r.lines.push(format!("warning: {w}"));
     }
