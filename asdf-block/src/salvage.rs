@@ -105,8 +105,8 @@ pub const MAX_REJECTED: usize = 1000;
 /// w.write_data(b"first", Label::NONE, &EncodeOptions::default()).unwrap();
 /// w.write_data(b"second", Label::NONE, &EncodeOptions::default()).unwrap();
 /// let mut file = w.finish().unwrap();
-/// let second = file.windows(4).rposition(|w| w == b"\xd3BLK").unwrap();
-/// file[second + 60] ^= 0xff; // flip a data byte of the second block
+/// let second = scan_damaged(&file, 0, &ReadOptions::default()).found[1].info.data_offset;
+/// file[second as usize] ^= 0xff; // flip a data byte of the second block
 /// let scan = scan_damaged(&file, 0, &ReadOptions::default());
 /// assert_eq!(scan.found.len(), 2);
 /// assert!(scan.found[0].state.is_usable());
