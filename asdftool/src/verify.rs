@@ -48,25 +48,12 @@ fn is_block_error(e: &asdf::AsdfError) -> bool {
     }
 }
 
-fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
-    input::check_readable(path)?;
-    let mut r = Report::default();
-    let file = match asdf::AsdfFile::open_with(path, &input::open_options()) {
-        Ok(f) => f,
-        Err(e) if is_block_error(&e) => {
-            // The blocks cannot even be located: say so, and what a salvage scan would get.
-            r.fail(e.to_string());
-            r.lines.extend(crate::salvage::preview(path));
-            return Ok(r);
-        }
-        Err(e) => return Err(crate::error::CliError::Invalid(e.to_string())),
-    };
-    for w in file.warnings() {
-        r.lines.push(format!("warning: {w}"));
-    }
+/// Decodes every block and checks its checksum; whether any failed (or the layout needed a
+/// warning), which makes a salvage summary worth printing.
+fn check_blocks(file: &asdf::AsdfFile, verbose: bool, r: &mut Report) -> bool {
     let blocks = file.blocks();
     r.blocks = blocks.len();
-    let mut block_trouble = !blocks.layout().warnings.is_empty();
+    let mut trouble = !blocks.layout().warnings.is_empty();
     let bar = crate::progress::bar(blocks.len() as u64, "checking blocks");
     let results: Vec<_> = (0..blocks.len())
         .into_par_iter()
@@ -98,11 +85,31 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
                 }
             }
             Err(e) => {
-                block_trouble = true;
+                trouble = true;
                 r.fail(format!("block {} at byte {}: {e}", info.index, info.offset))
             }
         }
     }
+    trouble
+}
+
+fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
+    input::check_readable(path)?;
+    let mut r = Report::default();
+    let file = match asdf::AsdfFile::open_with(path, &input::open_options()) {
+        Ok(f) => f,
+        Err(e) if is_block_error(&e) => {
+            // The blocks cannot even be located: say so, and what a salvage scan would get.
+            r.fail(e.to_string());
+            r.lines.extend(crate::salvage::preview(path));
+            return Ok(r);
+        }
+        Err(e) => return Err(crate::error::CliError::Invalid(e.to_string())),
+    };
+    for w in file.warnings() {
+        r.lines.push(format!("warning: {w}"));
+    }
+    let mut block_trouble = check_blocks(&file, verbose, &mut r);
     // Every block's checksum was checked above: the array pass reads without hashing again.
     let mut opts = file.open_options().clone();
     opts.blocks.checksums = ChecksumPolicy::Skip;
