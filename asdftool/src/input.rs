@@ -80,6 +80,21 @@ pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
     AsdfFile::open_with(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
+/// The tree `validate` checks: the file opened as every other verb opens it (so a file they
+/// reject — empty, text, not ASDF, blocks that cannot be located — is an error, not "valid"),
+/// without the open-time tree check, whose violations `validate` lists itself. A file with
+/// blocks and no tree has an empty tree.
+pub fn tree_for_validation(path: &Path) -> Result<asdf::yaml::Node> {
+    check_readable(path)?;
+    let options = asdf::OpenOptions {
+        validate: false,
+        ignore_unrecognized_tags: true,
+        ..open_options()
+    };
+    let file = AsdfFile::open_with(path, &options).map_err(|e| CliError::Invalid(e.to_string()))?;
+    Ok(file.tree().clone())
+}
+
 /// Reads the file at `path` as bytes.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     check_readable(path)?;

@@ -584,13 +584,22 @@ fn validate(cli: &Cli) -> Result<bool> {
             ..Default::default()
         }
     };
-    asdftool::input::check_readable(file)?;
-    let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
+    let tree = asdftool::input::tree_for_validation(file)?;
+    let v = asdf_schema::validate_tree_detailed(&tree, &opts).map_err(|e| match e {
         asdf_schema::SchemaError::Io { .. } => CliError::Usage(format!("{}: {e}", file.display())),
         other => CliError::invalid(file, other),
     })?;
-    out(&format!("{}: {report}", file.display()))?;
-    Ok(report.is_valid())
+    let mut text = format!("{}: {}", file.display(), v.report);
+    if v.builtin_only(&opts) {
+        text.push_str(if *builtin_only {
+            "(only the built-in checks of the core tags ran, as asked)\n"
+        } else {
+            "(only the built-in checks of the core tags ran: no schema files were found; see \
+             --schemas, ASDF_SCHEMA_PATH and --python)\n"
+        });
+    }
+    out(&text)?;
+    Ok(v.report.is_valid())
 }
 
 /// `awkward to-json` / `awkward from-json`.
