@@ -95,11 +95,12 @@ fn every_rewrite_keeps_declared_datatype_and_byteorder() {
         old.pointer("/ucs/datatype"),
         Some(&Node::sequence([Node::from("ucs4"), Node::from(30)]))
     );
-    let verbs: [&[&str]; 4] = [
+    let verbs: [&[&str]; 5] = [
         &["defragment"],
         &["defragment", "-c", "zlib"],
         &["to-yaml"],
         &["implode"],
+        &["explode"],
     ];
     for (i, verb) in verbs.iter().enumerate() {
         let out = t.join(&format!("out{i}.asdf"));
