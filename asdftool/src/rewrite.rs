@@ -227,17 +227,19 @@ pub fn rewrite_file(file: &AsdfFile, output: &Path, mode: Mode) -> Result<Summar
     Ok(Summary { arrays })
 }
 
-/// Writes a new ASDF file holding `array` at `/data`.
+/// Writes a new ASDF file holding `array` at `/data`, stored in `byteorder`.
 pub fn write_single(
     array: &AnyArray,
     output: &Path,
     compression: Label,
     level: Option<i32>,
+    byteorder: ByteOrder,
 ) -> Result<()> {
     let mut w = AsdfWriter::new();
     let opts = StoreOptions {
         compression,
         level,
+        byteorder,
         ..StoreOptions::default()
     };
     let node = w

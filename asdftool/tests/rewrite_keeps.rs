@@ -242,3 +242,29 @@ fn npy_of_a_padded_string_array_loads_with_the_declared_dtype() {
         tree.get("data").unwrap().get("datatype")
     );
 }
+
+/// Saves argv[1] as a big-endian int16 .npy.
+const PY_SAVE_BIG: &str = r#"
+import sys, numpy as np
+np.save(sys.argv[1], np.arange(-3, 9, dtype='>i2').reshape(3, 4))
+"#;
+
+#[test]
+fn npy_conversion_keeps_the_byte_order() {
+    let py = require_python!();
+    let t = TempDir::new("rewrite-keeps-npy-order");
+    let npy = t.join("big.npy");
+    run_python(&py, PY_SAVE_BIG, &[p(&npy)]);
+    let out = t.join("big.asdf");
+    expect(&run(&["convert", p(&npy), p(&out)]), 0);
+    let f = open(&out);
+    assert_eq!(
+        f.pointer("/data/byteorder").and_then(Node::as_str),
+        Some("big")
+    );
+    assert_eq!(
+        f.pointer("/data/datatype").and_then(Node::as_str),
+        Some("int16")
+    );
+    expect(&run(&["diff", p(&npy), p(&out)]), 0);
+}
