@@ -114,7 +114,7 @@ fn read_header<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<Bloc
 }
 
 /// Reads and checks the header at `offset`, returning the block's position and extent.
-fn block_at<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<BlockInfo> {
+pub(crate) fn block_at<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<BlockInfo> {
     let header = read_header(src, offset, block)?;
     let data_offset = offset + header.total_len() as u64;
     let file_len = src.len();
@@ -237,7 +237,7 @@ fn only_padding_from<S: Source>(src: &mut S, mut pos: u64) -> Result<bool> {
 
 /// Offset of the last `#ASDF BLOCK INDEX` after the first block header, searching back from the
 /// end of the file (at most 16 MiB: enough for an index of a million blocks).
-fn find_index<S: Source>(src: &mut S, first: u64) -> Result<Option<u64>> {
+pub(crate) fn find_index<S: Source>(src: &mut S, first: u64) -> Result<Option<u64>> {
     let len = src.len();
     let floor = first + HEADER_LEN as u64;
     for span in [64u64 << 10, 16 << 20] {

@@ -43,6 +43,7 @@ mod label;
 pub mod layout;
 mod options;
 mod reader;
+pub mod salvage;
 mod source;
 mod writer;
 

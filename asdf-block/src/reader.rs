@@ -89,7 +89,7 @@ fn check_sizes(info: &BlockInfo) -> Result<()> {
 
 /// Checks a block's stored bytes and decodes them, under `options`. `stored` is exactly the
 /// block's stored range. With `verified` the checksum is not computed again.
-fn decode_block<'a>(
+pub(crate) fn decode_block<'a>(
     info: &BlockInfo,
     stored: Cow<'a, [u8]>,
     options: &ReadOptions,

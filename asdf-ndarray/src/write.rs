@@ -274,7 +274,8 @@ impl ArrayWriter {
     }
 
     /// Stores strings as `[ascii, N]` (`ucs4 == false`; ASCII only) or `[ucs4, N]`, N the
-    /// longest string (at least 1).
+    /// longest string (at least 1). To keep a declared width, use
+    /// [`add_strings_as`](Self::add_strings_as).
     pub fn add_strings<S: Data<Elem = String>, D: Dimension>(
         &mut self,
         a: &ArrayBase<S, D>,
@@ -292,18 +293,53 @@ impl ArrayWriter {
         } else {
             Datatype::Ascii(width)
         };
-        let size = dt.size()?;
-        let mut bytes = vec![0u8; a.len() * size];
-        for (i, (s, dst)) in a.iter().zip(bytes.chunks_exact_mut(size)).enumerate() {
+        self.add_strings_as(a, &dt, opts)
+    }
+
+    /// Stores strings as `datatype` (`[ascii, N]` or `[ucs4, N]`), shorter strings NUL-padded
+    /// to the declared width, as NumPy and Python asdf store them; a string longer than the
+    /// width (or not ASCII for `ascii`) is an error.
+    ///
+    /// ```
+    /// use asdf_ndarray::{ArrayWriter, Datatype, StoreOptions};
+    /// let a = ndarray::arr1(&[String::new()]).into_dyn();
+    /// let mut w = ArrayWriter::new();
+    /// let node = w.add_strings_as(&a, &Datatype::Ucs4(30), &StoreOptions::inline()).unwrap();
+    /// assert_eq!(node.get("datatype"), Some(&Datatype::Ucs4(30).to_node()));
+    /// assert!(w.add_strings_as(&ndarray::arr1(&["toolong".to_string()]), &Datatype::Ascii(3), &StoreOptions::default()).is_err());
+    /// ```
+    pub fn add_strings_as<S: Data<Elem = String>, D: Dimension>(
+        &mut self,
+        a: &ArrayBase<S, D>,
+        datatype: &Datatype,
+        opts: &StoreOptions,
+    ) -> Result<Node> {
+        if !matches!(datatype, Datatype::Ascii(_) | Datatype::Ucs4(_)) {
+            return Err(NdError::Usage(format!(
+                "strings are stored as ascii or ucs4, not {datatype}"
+            )));
+        }
+        let size = datatype.size()?;
+        let total = a
+            .len()
+            .checked_mul(size)
+            .ok_or_else(|| NdError::Usage(format!("{} strings of {datatype} overflow", a.len())))?;
+        let mut bytes: Vec<u8> = crate::layout::try_vec_with_capacity(total)?;
+        bytes.resize(total, 0);
+        for (i, (s, dst)) in a
+            .iter()
+            .zip(bytes.chunks_exact_mut(size.max(1)))
+            .enumerate()
+        {
             crate::values::encode_value(
                 &Node::from(s.as_str()),
-                &dt,
+                datatype,
                 opts.byteorder,
                 dst,
                 &format!("item {i}"),
             )?;
         }
-        self.add_raw(bytes, a.shape(), &dt, opts.byteorder, opts)
+        self.add_raw(bytes, a.shape(), datatype, opts.byteorder, opts)
     }
 
     /// Stores a record array (its bytes as they are, in the record's byte orders).
@@ -317,13 +353,14 @@ impl ArrayWriter {
         )
     }
 
-    /// Stores an [`AnyArray`].
+    /// Stores an [`AnyArray`] with its datatype as it is (string widths included); the byte
+    /// order is `opts.byteorder` (records keep their own).
     pub fn add_any(&mut self, a: &AnyArray, opts: &StoreOptions) -> Result<Node> {
         macro_rules! go {
             ($($v:ident),*) => {
                 match a {
                     $(AnyArray::$v(x) => self.add(x, opts),)*
-                    AnyArray::String { data, datatype } => self.add_strings(data, matches!(datatype, Datatype::Ucs4(_)), opts),
+                    AnyArray::String { data, datatype } => self.add_strings_as(data, datatype, opts),
                     AnyArray::Record(r) => self.add_records(r, opts),
                 }
             };

@@ -204,7 +204,6 @@ impl<'py> Builder<'py> {
                     .ok_or_else(|| unsupported(path, &dt))
             }
             Datatype::Ascii(_) | Datatype::Ucs4(_) => {
-                let ucs4 = matches!(dt, Datatype::Ucs4(_));
                 let shape = ua.shape().to_vec();
                 let flat = a.call_method0("ravel")?.call_method0("tolist")?;
                 let mut strings = Vec::new();
@@ -224,7 +223,8 @@ impl<'py> Builder<'py> {
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 self.writer
                     .arrays_mut()
-                    .add_strings(&arr, ucs4, &self.options)
+                    // The dtype's width, as Python asdf writes it (`<U30` stays `[ucs4, 30]`).
+                    .add_strings_as(&arr, &dt, &self.options)
                     .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))
             }
             Datatype::Record(fields) => {

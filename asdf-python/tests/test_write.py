@@ -103,3 +103,15 @@ def test_lazy_arrays_can_be_written(tmp_path):
     with asdf_rs.open(q) as g:
         assert np.array_equal(g["copy"], a)
         assert g.tree["meta"]["name"] == "asdf-rust"
+
+
+def test_string_arrays_keep_their_declared_width(tmp_path):
+    import asdf
+
+    p = tmp_path / "strings.asdf"
+    t = {"u": np.array([""], dtype="<U30"), "s": np.array([b"ab", b"c"], dtype="S12")}
+    asdf_rs.write(p, t)
+    with asdf.open(p, lazy_load=False, memmap=False) as af:
+        for k, a in t.items():
+            assert np.asarray(af.tree[k]).dtype == a.dtype, k
+            assert np.array_equal(np.asarray(af.tree[k]), a), k

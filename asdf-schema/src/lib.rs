@@ -208,13 +208,46 @@ impl ValidateOptions {
     }
 }
 
+/// What [`validate_tree_detailed`] ran, and what it found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validation {
+    /// Every violation found.
+    pub report: Report,
+    /// How many schemas tagged nodes could be checked against (0: none were found, so only
+    /// the built-in checks — and a custom schema, if given — ran).
+    pub schemas: usize,
+}
+
+impl Validation {
+    /// Whether only the built-in checks of the core tags ran (no tag schema was found and no
+    /// custom schema was given).
+    pub fn builtin_only(&self, opts: &ValidateOptions) -> bool {
+        self.schemas == 0 && opts.custom_schema.is_none()
+    }
+}
+
 /// Validates a tree as `asdftool validate` does: built-in checks, then every tagged node against
 /// its tag's schema, then the custom schema; returns every violation (duplicates removed).
 ///
 /// Errors only when validation cannot run (unreadable schema directory or custom schema, a
 /// schema that does not compile). Without the `full` feature, schema options are ignored.
 pub fn validate_file_tree(tree: &Node, opts: &ValidateOptions) -> Result<Report> {
+    validate_tree_detailed(tree, opts).map(|v| v.report)
+}
+
+/// [`validate_file_tree`], also saying how many schemas were available, so a caller can tell
+/// "valid" from "valid as far as the built-in checks go".
+///
+/// ```
+/// let tree = asdf_yaml::parse_str("{a: 1}").unwrap();
+/// let opts = asdf_schema::ValidateOptions::builtin_only();
+/// let v = asdf_schema::validate_tree_detailed(&tree, &opts).unwrap();
+/// assert!(v.report.is_valid() && v.builtin_only(&opts));
+/// ```
+pub fn validate_tree_detailed(tree: &Node, opts: &ValidateOptions) -> Result<Validation> {
     let mut violations = Vec::new();
+    #[allow(unused_mut)]
+    let mut schemas = 0;
     if opts.builtin {
         violations.extend(check_builtin(tree));
     }
@@ -228,6 +261,7 @@ pub fn validate_file_tree(tree: &Node, opts: &ValidateOptions) -> Result<Report>
         };
         let validator = SchemaValidator::new(sources.load()?);
         if opts.tag_schemas {
+            schemas = validator.store().len();
             violations.extend(validator.validate_tags(tree)?);
         }
         if let Some(path) = &opts.custom_schema {
@@ -241,5 +275,8 @@ pub fn validate_file_tree(tree: &Node, opts: &ValidateOptions) -> Result<Report>
     }
     let mut seen = std::collections::HashSet::new();
     violations.retain(|v| seen.insert((v.pointer.clone(), v.rule.clone(), v.message.clone())));
-    Ok(Report::new(violations))
+    Ok(Validation {
+        report: Report::new(violations),
+        schemas,
+    })
 }

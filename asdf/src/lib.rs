@@ -31,6 +31,7 @@ pub mod external;
 mod file;
 pub mod layout;
 mod rebuild;
+pub mod salvage;
 mod save;
 mod stream;
 mod write;
@@ -48,6 +49,7 @@ pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
 pub use external::{content_free, locate, ExternalFiles, ExternalObserver};
 pub use file::{open_external, open_located, AsdfFile, OpenOptions};
 pub use layout::{FileHeader, Sections};
+pub use salvage::{salvage, LostArray, Salvage};
 pub use stream::StreamWriter;
 pub use write::{atomic_write, write_path, write_to, WriteOptions};
 

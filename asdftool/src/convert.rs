@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use asdf::block::Label;
+use asdf::ndarray::ByteOrder;
 use asdf::AnyArray;
 
 use crate::error::{CliError, Result};
@@ -62,7 +63,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         (Input::Asdf(f), fmt) => {
             let p = input::pick_array(&f, opts.pointer.as_deref())?;
             let a = input::asdf_array(&f, &p)?;
-            write_single(&a, output, fmt, label, opts)?;
+            write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
             let masked = f.pointer(&p).and_then(|n| n.get("mask")).is_some();
             Ok(format!(
                 "wrote {} from {p}{}",
@@ -74,8 +75,8 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                 }
             ))
         }
-        (Input::Array(a), fmt) => {
-            write_single(&a, output, fmt, label, opts)?;
+        (Input::Array(a, order), fmt) => {
+            write_single(&a, output, fmt, label, opts, order)?;
             Ok(format!(
                 "wrote {} ({} to {})",
                 output.display(),
@@ -101,7 +102,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             // records, options, unions, strings) is stored as an awkward array in the ASDF file.
             let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             if let Ok(a) = crate::awk::layout_to_array(&l) {
-                write_single(&a, output, Format::Asdf, label, opts)?;
+                write_single(&a, output, Format::Asdf, label, opts, ByteOrder::NATIVE)?;
                 return Ok(format!("wrote {} (array at /data)", output.display()));
             }
             let mut w = asdf::AsdfWriter::new();
@@ -127,21 +128,24 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         (Input::Awkd, fmt) => {
             let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             let a = crate::awk::layout_to_array(&l)?;
-            write_single(&a, output, fmt, label, opts)?;
+            write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
             Ok(format!("wrote {}", output.display()))
         }
     }
 }
 
+/// Writes `a` as the one array of `output`; an ASDF output stores it in `byteorder` (the
+/// source file's, so a conversion keeps it).
 fn write_single(
     a: &AnyArray,
     output: &Path,
     fmt: Format,
     label: Label,
     opts: &ConvertOptions,
+    byteorder: ByteOrder,
 ) -> Result<()> {
     match fmt {
-        Format::Asdf => rewrite::write_single(a, output, label, opts.level),
+        Format::Asdf => rewrite::write_single(a, output, label, opts.level, byteorder),
         Format::Npy => {
             let bytes = crate::npy::to_bytes(a)?;
             asdf::atomic_write(output, |w| {

@@ -38,10 +38,10 @@ pub fn diff(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Vec<String>> {
             };
             d.node(&ta, &tb, &mut String::new(), 0);
         }
-        (Input::Array(x), Input::Array(y)) => {
+        (Input::Array(x, _), Input::Array(y, _)) => {
             compare_arrays("", Ok(x.clone()), Ok(y.clone()), &mut out)
         }
-        (Input::Asdf(f), Input::Array(y)) => {
+        (Input::Asdf(f), Input::Array(y, _)) => {
             let p = input::pick_array(f, opts.pointer.as_deref())?;
             compare_arrays(
                 &p,
@@ -50,7 +50,7 @@ pub fn diff(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Vec<String>> {
                 &mut out,
             );
         }
-        (Input::Array(x), Input::Asdf(f)) => {
+        (Input::Array(x, _), Input::Asdf(f)) => {
             let p = input::pick_array(f, opts.pointer.as_deref())?;
             compare_arrays(
                 &p,

@@ -80,6 +80,21 @@ pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
     AsdfFile::open_with(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
+/// The tree `validate` checks: the file opened as every other verb opens it (so a file they
+/// reject — empty, text, not ASDF, blocks that cannot be located — is an error, not "valid"),
+/// without the open-time tree check, whose violations `validate` lists itself. A file with
+/// blocks and no tree has an empty tree.
+pub fn tree_for_validation(path: &Path) -> Result<asdf::yaml::Node> {
+    check_readable(path)?;
+    let options = asdf::OpenOptions {
+        validate: false,
+        ignore_unrecognized_tags: true,
+        ..open_options()
+    };
+    let file = AsdfFile::open_with(path, &options).map_err(|e| CliError::Invalid(e.to_string()))?;
+    Ok(file.tree().clone())
+}
+
 /// Reads the file at `path` as bytes.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     check_readable(path)?;
@@ -90,8 +105,8 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
 pub enum Input {
     /// An ASDF file.
     Asdf(Box<AsdfFile>),
-    /// A single array (from `.ra` or `.npy`).
-    Array(AnyArray),
+    /// A single array (from `.ra` or `.npy`) and the byte order its file stores it in.
+    Array(AnyArray, ByteOrder),
     /// An Awkward Array 0.x file.
     Awkd,
 }
@@ -101,8 +116,15 @@ pub fn open_any(path: &Path) -> Result<(Format, Input)> {
     let fmt = sniff_path(path)?;
     let input = match fmt {
         Format::Asdf => Input::Asdf(Box::new(open_asdf(path)?)),
-        Format::RawArray => Input::Array(read_ra(path)?),
-        Format::Npy => Input::Array(crate::npy::read(&read_bytes(path)?)?.0),
+        Format::RawArray => {
+            let ra = open_ra(path)?;
+            let a = ra_to_any(&ra).map_err(|e| in_path(path, e))?;
+            Input::Array(a, ra.data_byte_order())
+        }
+        Format::Npy => {
+            let (a, header) = crate::npy::read(&read_bytes(path)?)?;
+            Input::Array(a, header.datatype()?.1)
+        }
         Format::Awkd => Input::Awkd,
     };
     Ok((fmt, input))
@@ -117,10 +139,15 @@ pub fn open_ra(path: &Path) -> Result<RawArray> {
 /// Reads a RawArray file as an array (dims reversed into a row-major shape).
 pub fn read_ra(path: &Path) -> Result<AnyArray> {
     let ra = open_ra(path)?;
-    ra_to_any(&ra).map_err(|e| match e {
+    ra_to_any(&ra).map_err(|e| in_path(path, e))
+}
+
+/// An invalid-file error about `path` names it.
+fn in_path(path: &Path, e: CliError) -> CliError {
+    match e {
         CliError::Invalid(m) => CliError::invalid(path, m),
         other => other,
-    })
+    }
 }
 
 /// The array of a RawArray file; kinds ASDF lacks become `uint8` bytes with an extra axis.

@@ -9,6 +9,7 @@
 //! * [`info`], [`verify`], [`diff`], [`search`]: read-only verbs.
 //! * [`rewrite`] (`to-yaml`, `defragment`, `explode`, `implode`), [`convert`], [`edit`]: writers,
 //!   all crash-safe (temporary file, fsync, rename), except `edit`'s in-place tree update.
+//! * [`salvage`]: recovering what a damaged file still holds.
 //! * [`npy`]: a small `.npy` reader/writer over [`asdf::AnyArray`].
 //! * [`awk`]: the awkward verbs.
 //!
@@ -36,6 +37,7 @@ pub mod progress;
 pub mod refs;
 pub mod report;
 pub mod rewrite;
+pub mod salvage;
 pub mod search;
 pub mod signals;
 pub mod sniff;

@@ -179,6 +179,21 @@ enum Verb {
         #[arg(long)]
         builtin_only: bool,
     },
+    /// Recover what a damaged file still holds: find every block by its magic, keep those
+    /// whose header is sane and whose checksum holds, match them with the tree's block numbers
+    /// (through the block index even when its offsets are shifted, else by file order as far
+    /// as it is certain) and write a new valid file. Every array that cannot be recovered is
+    /// reported with the reason and written as null; exit 1 when any is lost.
+    Salvage {
+        /// The damaged ASDF file.
+        file: PathBuf,
+        /// The output file (never the input, unless --replace-input).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Allow the output to be the input (replaced atomically).
+        #[arg(long)]
+        replace_input: bool,
+    },
     /// List the tags this build understands.
     Tags,
     /// List the compression labels (codecs) this build understands.
@@ -304,6 +319,7 @@ fn clean_up_on_signals(cli: &Cli) -> Result<()> {
         | Verb::Defragment { output, .. }
         | Verb::Explode { output, .. }
         | Verb::Implode { output, .. }
+        | Verb::Salvage { output, .. }
         | Verb::Convert { output, .. }
         | Verb::Awkward {
             verb: AwkVerb::FromJson { output, .. },
@@ -423,6 +439,11 @@ fn dispatch(cli: &Cli) -> Result<bool> {
             return Ok(!found.is_empty());
         }
         Verb::Validate { .. } => return validate(cli),
+        Verb::Salvage {
+            file,
+            output,
+            replace_input,
+        } => return salvage(cli, file, output, *replace_input),
         Verb::Tags => out_lines(TAGS)?,
         Verb::Extensions => extensions()?,
         Verb::Awkward { verb } => awkward(cli, verb)?,
@@ -446,7 +467,11 @@ fn verify(cli: &Cli, file: &std::path::Path) -> Result<bool> {
     let r = asdftool::verify::verify(file, cli.verbose)?;
     let mut text = String::new();
     for l in &r.lines {
-        if cli.verbose || l.starts_with("FAILED") || l.starts_with("warning") {
+        if cli.verbose
+            || l.starts_with("FAILED")
+            || l.starts_with("warning")
+            || l.starts_with("salvage scan")
+        {
             text.push_str(l);
             text.push('\n');
         }
@@ -503,6 +528,28 @@ fn rewrite_verb(cli: &Cli) -> Result<()> {
     Ok(())
 }
 
+/// `salvage`: prints what was found and lost; `Ok(false)` when an array was lost.
+fn salvage(
+    cli: &Cli,
+    file: &std::path::Path,
+    output: &std::path::Path,
+    replace_input: bool,
+) -> Result<bool> {
+    let r = asdftool::salvage::salvage(file, output, replace_input)?;
+    out_lines(&r.lines)?;
+    say(
+        cli,
+        format!(
+            "wrote {} ({} block(s); {} array(s) recovered, {} not)",
+            output.display(),
+            r.blocks,
+            r.recovered,
+            r.lost
+        ),
+    );
+    Ok(r.lost == 0)
+}
+
 /// `edit`: the tree in $VISUAL/$EDITOR, written back in place or rewritten.
 fn edit(cli: &Cli, file: &std::path::Path) -> Result<()> {
     use asdftool::edit::Outcome;
@@ -537,13 +584,22 @@ fn validate(cli: &Cli) -> Result<bool> {
             ..Default::default()
         }
     };
-    asdftool::input::check_readable(file)?;
-    let report = asdf_schema::validate_file(file, &opts).map_err(|e| match e {
+    let tree = asdftool::input::tree_for_validation(file)?;
+    let v = asdf_schema::validate_tree_detailed(&tree, &opts).map_err(|e| match e {
         asdf_schema::SchemaError::Io { .. } => CliError::Usage(format!("{}: {e}", file.display())),
         other => CliError::invalid(file, other),
     })?;
-    out(&format!("{}: {report}", file.display()))?;
-    Ok(report.is_valid())
+    let mut text = format!("{}: {}", file.display(), v.report);
+    if v.builtin_only(&opts) {
+        text.push_str(if *builtin_only {
+            "(only the built-in checks of the core tags ran, as asked)\n"
+        } else {
+            "(only the built-in checks of the core tags ran: no schema files were found; see \
+             --schemas, ASDF_SCHEMA_PATH and --python)\n"
+        });
+    }
+    out(&text)?;
+    Ok(v.report.is_valid())
 }
 
 /// `awkward to-json` / `awkward from-json`.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use asdf::block::Label;
-use asdf::ndarray::{ChunkedArray, NdArrayMeta};
+use asdf::ndarray::{ByteOrder, ChunkedArray, NdArrayMeta};
 use asdf::yaml::Node;
 use asdf::{AnyArray, ArrayKind, AsdfFile, AsdfWriter, Storage, StoreOptions, WriteOptions};
 
@@ -78,6 +78,46 @@ pub fn read_node(file: &AsdfFile, pointer: &str, node: &Node) -> Result<AnyArray
     res.map_err(|e| CliError::Invalid(format!("array at {pointer:?}: {e}")))
 }
 
+/// The byte order `node` declares for its data (little when absent, as the standard says);
+/// native for chunked arrays and bare inline lists, which declare none.
+fn declared_byteorder(node: &Node) -> ByteOrder {
+    match asdf::array_kind(node) {
+        Some(ArrayKind::NdArray) => NdArrayMeta::from_node(node)
+            .map(|m| m.byteorder)
+            .unwrap_or(ByteOrder::NATIVE),
+        _ => ByteOrder::NATIVE,
+    }
+}
+
+/// An inline array written again inline keeps a `byteorder` its source declared (Python asdf
+/// writes none for inline data, but other writers do, and a rewrite keeps what was declared),
+/// placed after `datatype` as in block-backed ndarrays.
+fn keep_inline_byteorder(old: &Node, new: &mut Node) {
+    let Some(order) = old.get("byteorder") else {
+        return;
+    };
+    let Some(map) = new.as_map_mut() else {
+        return;
+    };
+    if map.contains_key("byteorder") || !map.contains_key("data") {
+        return;
+    }
+    let entries: Vec<(Node, Node)> = std::mem::take(map).into_iter().collect();
+    let mut out = asdf::yaml::Mapping::new();
+    let mut placed = false;
+    for (k, v) in entries {
+        if !placed && k.as_str() == Some("shape") {
+            out.insert("byteorder", order.clone());
+            placed = true;
+        }
+        out.insert(k, v);
+    }
+    if !placed {
+        out.insert("byteorder", order.clone());
+    }
+    *map = out;
+}
+
 struct Rewriter<'a> {
     file: &'a AsdfFile,
     writer: AsdfWriter,
@@ -91,11 +131,16 @@ struct Rewriter<'a> {
 impl Rewriter<'_> {
     fn array(&mut self, pointer: &str, node: &Node, depth: usize) -> Result<Node> {
         let a = read_node(self.file, pointer, node)?;
+        let byteorder = declared_byteorder(node);
         let opts = match &self.mode {
-            Mode::Inline => StoreOptions::inline(),
+            Mode::Inline => StoreOptions {
+                byteorder,
+                ..StoreOptions::inline()
+            },
             Mode::Blocks { compression, level } => StoreOptions {
                 compression: *compression,
                 level: *level,
+                byteorder,
                 ..StoreOptions::default()
             },
             Mode::External => {
@@ -103,6 +148,7 @@ impl Rewriter<'_> {
                 self.externals += 1;
                 StoreOptions {
                     storage: Storage::External(uri),
+                    byteorder,
                     ..StoreOptions::default()
                 }
             }
@@ -113,6 +159,7 @@ impl Rewriter<'_> {
             .map_err(|e| CliError::Unsupported(format!("array at {pointer:?}: {e}")))?;
         self.arrays += 1;
         self.bar.inc(1);
+        keep_inline_byteorder(node, &mut new);
         if let Some(tag) = node.tag() {
             if asdf::array_kind(node) == Some(ArrayKind::NdArray) {
                 new = new.with_tag(tag);
@@ -180,17 +227,19 @@ pub fn rewrite_file(file: &AsdfFile, output: &Path, mode: Mode) -> Result<Summar
     Ok(Summary { arrays })
 }
 
-/// Writes a new ASDF file holding `array` at `/data`.
+/// Writes a new ASDF file holding `array` at `/data`, stored in `byteorder`.
 pub fn write_single(
     array: &AnyArray,
     output: &Path,
     compression: Label,
     level: Option<i32>,
+    byteorder: ByteOrder,
 ) -> Result<()> {
     let mut w = AsdfWriter::new();
     let opts = StoreOptions {
         compression,
         level,
+        byteorder,
         ..StoreOptions::default()
     };
     let node = w

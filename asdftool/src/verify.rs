@@ -39,14 +39,21 @@ pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
     }
 }
 
-fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
-    let file = input::open_asdf(path)?;
-    let mut r = Report::default();
-    for w in file.warnings() {
-        r.lines.push(format!("warning: {w}"));
+/// Whether opening failed on the blocks (which a salvage scan may get around).
+fn is_block_error(e: &asdf::AsdfError) -> bool {
+    match e {
+        asdf::AsdfError::Block(_) => true,
+        asdf::AsdfError::File { source, .. } => is_block_error(source),
+        _ => false,
     }
+}
+
+/// Decodes every block and checks its checksum; whether any failed (or the layout needed a
+/// warning), which makes a salvage summary worth printing.
+fn check_blocks(file: &asdf::AsdfFile, verbose: bool, r: &mut Report) -> bool {
     let blocks = file.blocks();
     r.blocks = blocks.len();
+    let mut trouble = !blocks.layout().warnings.is_empty();
     let bar = crate::progress::bar(blocks.len() as u64, "checking blocks");
     let results: Vec<_> = (0..blocks.len())
         .into_par_iter()
@@ -77,9 +84,32 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
                     ));
                 }
             }
-            Err(e) => r.fail(format!("block {} at byte {}: {e}", info.index, info.offset)),
+            Err(e) => {
+                trouble = true;
+                r.fail(format!("block {} at byte {}: {e}", info.index, info.offset))
+            }
         }
     }
+    trouble
+}
+
+fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
+    input::check_readable(path)?;
+    let mut r = Report::default();
+    let file = match asdf::AsdfFile::open_with(path, &input::open_options()) {
+        Ok(f) => f,
+        Err(e) if is_block_error(&e) => {
+            // The blocks cannot even be located: say so, and what a salvage scan would get.
+            r.fail(e.to_string());
+            r.lines.extend(crate::salvage::preview(path));
+            return Ok(r);
+        }
+        Err(e) => return Err(crate::error::CliError::Invalid(e.to_string())),
+    };
+    for w in file.warnings() {
+        r.lines.push(format!("warning: {w}"));
+    }
+    let mut block_trouble = check_blocks(&file, verbose, &mut r);
     // Every block's checksum was checked above: the array pass reads without hashing again.
     let mut opts = file.open_options().clone();
     opts.blocks.checksums = ChecksumPolicy::Skip;
@@ -120,10 +150,16 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
                     r.lines.push(line);
                 }
             }
-            Err(e) => r.fail(format!("array {p}: {e}")),
+            Err(e) => {
+                block_trouble = true;
+                r.fail(format!("array {p}: {e}"))
+            }
         }
     }
     bar.finish_and_clear();
+    if block_trouble && r.failures > 0 {
+        r.lines.extend(crate::salvage::preview(path));
+    }
     if crate::refs::has_refs(file.tree()) {
         match crate::refs::resolve(file.tree(), Some(path), file.open_options()) {
             Ok(_) => {

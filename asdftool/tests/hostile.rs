@@ -162,6 +162,7 @@ fn verbs(file: &str, scratch: &Path) -> Vec<Vec<String>> {
         vec!["explode".into(), f.clone(), "-o".into(), o("e.asdf")],
         vec!["implode".into(), f.clone(), "-o".into(), o("i.asdf")],
         vec!["convert".into(), f.clone(), o("c.asdf")],
+        vec!["salvage".into(), f.clone(), "-o".into(), o("s.asdf")],
         vec!["convert".into(), f.clone(), o("c.npy")],
         // `run_limited` sets EDITOR=true: the tree is parsed and handed over unchanged.
         vec!["edit".into(), f.clone()],

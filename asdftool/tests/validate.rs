@@ -79,3 +79,81 @@ fn awkward_arrays_inside_asdf_files() {
     let o = run(&["awkward", "to-json", p(&reference("basic.asdf"))]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn validate_says_valid_only_about_asdf_files_it_checked() {
+    let tmp = TempDir::new("tool-validate-honest");
+    let cases: [(&str, &[u8]); 3] = [
+        ("empty.asdf", b""),
+        ("hello.asdf", b"hello\n"),
+        ("fake.asdf", b"not actually an ASDF file\n"),
+    ];
+    for (name, bytes) in cases {
+        let f = tmp.join(name);
+        std::fs::write(&f, bytes).unwrap();
+        for extra in [&[][..], &["--builtin-only"][..]] {
+            let mut args = vec!["validate"];
+            args.extend(extra);
+            args.push(p(&f));
+            let o = run(&args);
+            expect(&o, 1);
+            assert!(!stdout(&o).contains("valid"), "{name}: {}", stdout(&o));
+        }
+    }
+    // A file every other verb rejects: its only block runs past the end of the file.
+    let cut = tmp.join("cut.asdf");
+    let sample =
+        std::fs::read(asdf_testkit::workspace_root().join("examples/data/sample.asdf")).unwrap();
+    let first = sample.windows(4).position(|w| w == b"\xd3BLK").unwrap();
+    std::fs::write(&cut, &sample[..first + 70]).unwrap();
+    expect(&run(&["info", p(&cut)]), 1);
+    let o = run(&["validate", "--builtin-only", p(&cut)]);
+    expect(&o, 1);
+    assert!(!stdout(&o).contains("valid"), "{}", stdout(&o));
+    // Blocks and no tree: valid (Python and every other verb read it).
+    let blocks_only = tmp.join("blocks.asdf");
+    let head = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n";
+    let opts = asdf::block::WriteOptions::default();
+    let mut w = asdf::block::BlockWriter::new(head.to_vec(), head.len() as u64, opts);
+    w.write_data(b"some bytes", asdf::block::Label::NONE, &Default::default())
+        .unwrap();
+    std::fs::write(&blocks_only, w.finish().unwrap()).unwrap();
+    expect(&run(&["verify", p(&blocks_only)]), 0);
+    let o = run(&["validate", "--builtin-only", p(&blocks_only)]);
+    expect(&o, 0);
+    assert!(stdout(&o).contains(": valid"), "{}", stdout(&o));
+}
+
+#[test]
+fn validate_says_when_only_the_builtin_checks_ran() {
+    let tmp = TempDir::new("tool-validate-builtin");
+    let basic = reference("basic.asdf");
+    let o = run(&["validate", "--builtin-only", p(&basic)]);
+    expect(&o, 0);
+    assert!(
+        stdout(&o).contains("only the built-in checks"),
+        "{}",
+        stdout(&o)
+    );
+    // No schema anywhere: an empty schema directory, no ASDF_SCHEMA_PATH schemas, no Python.
+    let empty = tmp.join("schemas");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run_env(
+        &["validate", "--schemas", p(&empty), p(&basic)],
+        &[
+            ("ASDF_SCHEMA_PATH", p(&empty)),
+            ("ASDF_PYTHON", "/nonexistent/python"),
+        ],
+    );
+    expect(&o, 0);
+    assert!(
+        stdout(&o).contains("no schema files were found"),
+        "{}",
+        stdout(&o)
+    );
+    // With the asdf-standard schemas, plain "valid".
+    let py = asdf_testkit::require_python!();
+    let o = run(&["validate", "--python", p(&py), p(&basic)]);
+    expect(&o, 0);
+    assert!(!stdout(&o).contains("only the built-in"), "{}", stdout(&o));
+}
