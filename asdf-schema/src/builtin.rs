@@ -777,19 +777,6 @@ pub(crate) fn nesting(n: &Node) -> usize {
     depth
 }
 
-/// The text of a mapping key (non-string keys as their YAML text).
-pub(crate) fn key_text(k: &Node) -> String {
-    match k.value() {
-        Value::Str(s) => s.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::BigInt(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Null => "null".to_string(),
-        _ => format!("{k:?}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,8 +7,6 @@ use jsonschema::json::{Array, Json, JsonNumber, Node as JsonNode, NodeIdentity, 
 use jsonschema::JsonType;
 use serde_json::Value as J;
 
-use crate::builtin::key_text;
-
 /// Marker type: [`asdf_yaml::Node`] trees as `jsonschema` instances.
 pub struct YamlTree;
 
@@ -252,5 +250,18 @@ impl<'a> Array<'a, YamlTree> for SeqRef<'a> {
     }
     fn elements(&self) -> Items<'a> {
         Items(self.0.iter())
+    }
+}
+
+/// The text of a mapping key (non-string keys as their YAML text).
+fn key_text(k: &Node) -> String {
+    match k.value() {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::BigInt(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Null => "null".to_string(),
+        _ => format!("{k:?}"),
     }
 }
