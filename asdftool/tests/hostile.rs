@@ -305,3 +305,72 @@ fn awkd_member_names_cannot_leave_the_archive() {
         );
     }
 }
+
+/// Class 7: one compressed block (8 MiB, zstd) viewed by 10 000 arrays with different offsets
+/// and shapes. Each verb decodes the block once (it used to decode it once per array: 10 000
+/// decodes; the test uses 3 000 views to stay fast in debug builds) and `verify` checks the views without copying them.
+fn shared_block_file(path: &Path, views: usize) -> Vec<u8> {
+    use asdf::yaml::Node;
+    let base: Vec<u8> = (0..8usize << 20).map(|i| (i * 7 % 251) as u8).collect();
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(
+            &ndarray::Array1::from(base.clone()),
+            &asdf::StoreOptions::compressed("zstd").unwrap(),
+        )
+        .unwrap();
+    let tag = node.tag().unwrap().to_string();
+    let list: Vec<Node> = (0..views)
+        .map(|i| {
+            let mut map = node.as_map().cloned().unwrap();
+            map.insert("offset", Node::from((i * 797) as i64));
+            map.insert("shape", Node::sequence([Node::from((1 + i % 37) as i64)]));
+            Node::from(map).with_tag(tag.clone())
+        })
+        .collect();
+    // (The base array itself is not in the tree: `to-yaml` would write its 8 Mi numbers.)
+    let tree = Node::mapping([("views", Node::sequence(list))]);
+    std::fs::write(path, w.to_bytes(tree, &Default::default()).unwrap()).unwrap();
+    base
+}
+
+#[test]
+fn one_compressed_block_shared_by_many_arrays() {
+    let t = TempDir::new("hostile-shared");
+    let (files, cwd, scratch) = (t.join("files"), t.join("elsewhere"), t.join("scratch"));
+    for d in [&files, &cwd, &scratch] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let base = shared_block_file(&files.join("shared.asdf"), 3_000);
+    for args in verbs("../files/shared.asdf", &scratch) {
+        let what = format!("asdftool {}", args.join(" "));
+        let start = std::time::Instant::now();
+        let o = run_limited(&cwd, &args);
+        eprintln!("{what}: {:?}", start.elapsed());
+        expect_clean(&o, &what);
+    }
+    let o = run_limited(&cwd, &["verify", "-v", "../files/shared.asdf"]);
+    expect(&o, 0);
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "array /views/2999: shape [{}], uint8",
+            1 + 2999 % 37
+        )),
+        "{text}"
+    );
+    assert_eq!(text.matches("array /views/").count(), 3_000);
+    // The rewritten files hold the same views.
+    for out in ["y.asdf", "d.asdf"] {
+        let f = asdf::AsdfFile::open(scratch.join(out)).unwrap();
+        for i in [0usize, 1, 1_499, 2_999] {
+            let a = f.array::<u8>(&format!("/views/{i}")).unwrap();
+            let off = i * 797;
+            assert_eq!(
+                a.as_slice().unwrap(),
+                &base[off..off + 1 + i % 37],
+                "{out} {i}"
+            );
+        }
+    }
+}
