@@ -374,3 +374,181 @@ fn one_compressed_block_shared_by_many_arrays() {
         }
     }
 }
+
+/// A zstd frame that decodes to `len` zero bytes (a multiple of 128 KiB), made of RLE blocks:
+/// 4 bytes per 128 KiB.
+fn zstd_zeros(len: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    let mut out = vec![0x28, 0xB5, 0x2F, 0xFD, 0xC0, 7 << 3];
+    out.extend_from_slice(&len.to_le_bytes());
+    let n = len / BLOCK;
+    for i in 0..n {
+        let header = u32::from(i + 1 == n) | (1 << 1) | ((BLOCK as u32) << 3);
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.push(0);
+    }
+    out
+}
+
+/// Class 8 files: a block that really decodes to 3 GiB (more than the address-space limit of
+/// the runs), a chunked array of 5 000 chunks over the same 1 MiB (5 GiB to copy), one with a 2⁴⁰-element
+/// gap, and `.awkd` archives with a member declaring 4 GiB and with overlapping members.
+fn allocation_files(files: &Path) -> Vec<PathBuf> {
+    use asdf::block::{BlockHeader, EncodedBlock, Label};
+    use asdf::ndarray::{CHUNKED_TAG, CHUNK_TAG};
+    use asdf::yaml::Node;
+    let ndarray = |len: u64| {
+        Node::mapping([
+            ("source", Node::from(0i64)),
+            ("datatype", Node::from("uint8")),
+            ("byteorder", Node::from("little")),
+            ("shape", Node::sequence([Node::from(len as i64)])),
+        ])
+        .with_tag("tag:stsci.edu:asdf/core/ndarray-1.1.0")
+    };
+    let root = |tree: Node| tree.with_tag("tag:stsci.edu:asdf/core/asdf-1.1.0");
+    let mut out = Vec::new();
+    let len = 3u64 << 30;
+    let payload = zstd_zeros(len);
+    let block = EncodedBlock {
+        header: BlockHeader::new(Label(*b"zstd"), len, payload.len() as u64, [0; 16]),
+        payload: payload.into(),
+    };
+    let tree = root(Node::mapping([("big", ndarray(len))]));
+    let bytes = asdf::write_to(Vec::new(), &tree, &[block], &Default::default()).unwrap();
+    out.push(files.join("zstd-3g.asdf"));
+    std::fs::write(&out[0], bytes).unwrap();
+    let chunked = |name: &str, shape: u64, chunks: usize| {
+        let chunk = Node::mapping([
+            ("start", Node::sequence([Node::from(0i64)])),
+            ("ndarray", ndarray(1 << 20)),
+        ])
+        .with_tag(CHUNK_TAG);
+        let node = Node::mapping([
+            ("shape", Node::sequence([Node::from(shape as i64)])),
+            ("datatype", Node::from("uint8")),
+            ("chunks", Node::sequence(vec![chunk; chunks])),
+        ])
+        .with_tag(CHUNKED_TAG);
+        let block = EncodedBlock {
+            header: BlockHeader::new(Label::NONE, 1 << 20, 1 << 20, [0; 16]),
+            payload: vec![1u8; 1 << 20].into(),
+        };
+        let tree = root(Node::mapping([("c", node)]));
+        let bytes = asdf::write_to(Vec::new(), &tree, &[block], &Default::default()).unwrap();
+        let p = files.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    out.push(chunked("chunks-overlap.asdf", 1 << 20, 5_000));
+    out.push(chunked("chunks-gap.asdf", 1 << 40, 1));
+    out.push(files.join("lying-size.awkd"));
+    std::fs::write(&out[3], zip(&[("a", 0)], 0xFFFF_FFF0)).unwrap();
+    out.push(files.join("overlap.awkd"));
+    std::fs::write(&out[4], zip(&[("a", 0), ("b", 0), ("c", 0)], 5)).unwrap();
+    out
+}
+
+/// A stored ZIP archive with one local entry `x` of 5 bytes and central entries `(name, local
+/// header offset)`, each declaring `size` uncompressed bytes.
+fn zip(entries: &[(&str, u32)], size: u32) -> Vec<u8> {
+    let data = b"hello";
+    let crc = 0x3610_a686u32; // CRC-32 of "hello"
+    let mut z = Vec::new();
+    let u16le = |z: &mut Vec<u8>, v: u16| z.extend_from_slice(&v.to_le_bytes());
+    let u32le = |z: &mut Vec<u8>, v: u32| z.extend_from_slice(&v.to_le_bytes());
+    u32le(&mut z, 0x0403_4b50);
+    for v in [20u16, 0, 0, 0, 0] {
+        u16le(&mut z, v);
+    }
+    for v in [crc, 5, size] {
+        u32le(&mut z, v);
+    }
+    u16le(&mut z, 1);
+    u16le(&mut z, 0);
+    z.push(b'x');
+    z.extend_from_slice(data);
+    let cd = z.len() as u32;
+    for (name, offset) in entries {
+        u32le(&mut z, 0x0201_4b50);
+        for v in [20u16, 20, 0, 0, 0, 0] {
+            u16le(&mut z, v);
+        }
+        for v in [crc, 5, size] {
+            u32le(&mut z, v);
+        }
+        for v in [name.len() as u16, 0, 0, 0, 0] {
+            u16le(&mut z, v);
+        }
+        u32le(&mut z, 0);
+        u32le(&mut z, *offset);
+        z.extend_from_slice(name.as_bytes());
+    }
+    let cd_len = z.len() as u32 - cd;
+    u32le(&mut z, 0x0605_4b50);
+    for v in [0u16, 0, entries.len() as u16, entries.len() as u16] {
+        u16le(&mut z, v);
+    }
+    u32le(&mut z, cd_len);
+    u32le(&mut z, cd);
+    u16le(&mut z, 0);
+    z
+}
+
+#[test]
+fn allocation_by_declared_size_fails_cleanly() {
+    let t = TempDir::new("hostile-alloc");
+    let (files, cwd, scratch) = (t.join("files"), t.join("elsewhere"), t.join("scratch"));
+    for d in [&files, &cwd, &scratch] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for path in allocation_files(&files) {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let rel = format!("../files/{name}");
+        let mut all = verbs(&rel, &scratch);
+        all.push(vec!["awkward".into(), "to-json".into(), rel.clone()]);
+        if name == "zstd-3g.asdf" {
+            // Each verb that decodes the block fills the address space before failing (about
+            // 2 s): a few of them show it, the rest decode the same way.
+            all.retain(|a| ["info", "verify", "to-yaml", "edit"].contains(&a[0].as_str()));
+        }
+        for args in all {
+            let what = format!("asdftool {}", args.join(" "));
+            let start = std::time::Instant::now();
+            let o = run_limited(&cwd, &args);
+            eprintln!("{what}: {:?}", start.elapsed());
+            expect_clean(&o, &what);
+        }
+    }
+    // What each refusal says.
+    let says = |args: &[&str], needle: &str| {
+        let o = run_limited(&cwd, args);
+        assert_ne!(code(&o), 0, "{args:?}");
+        let text = stdout(&o) + &stderr(&o);
+        assert!(text.contains(needle), "{args:?}: {needle:?} not in\n{text}");
+    };
+    let out = scratch.join("o.asdf");
+    let out = out.to_str().unwrap();
+    // 3 GiB under a 2 GiB address space: the allocation fails, named with the block.
+    let o = run_limited(&cwd, &["to-yaml", "../files/zstd-3g.asdf", "-o", out]);
+    expect(&o, 1);
+    let text = stderr(&o);
+    assert!(text.contains("block 0 at byte offset"), "{text}");
+    assert!(
+        text.contains("allocate") || text.contains("out of memory"),
+        "{text}"
+    );
+    says(
+        &["--trusted", "verify", "../files/chunks-overlap.asdf"],
+        "overlapping chunks",
+    );
+    says(
+        &["to-yaml", "../files/chunks-gap.asdf", "-o", out],
+        "region",
+    );
+    says(
+        &["awkward", "to-json", "../files/lying-size.awkd"],
+        "declares 4294967280 bytes",
+    );
+    says(&["awkward", "to-json", "../files/overlap.awkd"], "overlap");
+}
