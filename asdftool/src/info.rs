@@ -27,7 +27,12 @@ pub struct InfoOptions {
 /// Runs `info` on `path`, returning the text to print.
 pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
     match sniff_path(path)? {
-        Format::Asdf => asdf_info(&input::open_asdf(path)?, opts),
+        Format::Asdf => {
+            let file = input::open_asdf(path)?;
+            let text = asdf_info(&file, opts);
+            input::release(file);
+            text
+        }
         Format::RawArray => ra_info(path, opts),
         Format::Npy => npy_info(path, opts),
         Format::Awkd => crate::awk::info(path, opts.json),

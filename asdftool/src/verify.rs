@@ -218,6 +218,8 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
         }
     }
     check_refs(&file, path, verbose, &mut r);
+    input::release(unhashed);
+    input::release(file);
     Ok(r)
 }
 
