@@ -204,17 +204,15 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
     }
     for ((p, _, _), c) in arrays.iter().zip(checked) {
         match c {
-            Some(Ok((shape, dt, masked))) => {
-                if verbose {
-                    let mut line = format!("array {p}: shape {shape:?}, {dt}");
-                    if let Some(m) = masked {
-                        let _ = write!(line, ", {m} masked");
-                    }
-                    r.lines.push(line);
+            Some(Ok((shape, dt, masked))) if verbose => {
+                let mut line = format!("array {p}: shape {shape:?}, {dt}");
+                if let Some(m) = masked {
+                    let _ = write!(line, ", {m} masked");
                 }
+                r.lines.push(line);
             }
             Some(Err(e)) => r.fail(format!("array {p}: {e}")),
-            None => {}
+            Some(Ok(_)) | None => {}
         }
     }
     check_refs(&file, path, verbose, &mut r);
