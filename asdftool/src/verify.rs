@@ -179,13 +179,16 @@ fn verify_asdf(path: &Path, verbose: bool) -> Result<Report> {
     let mut groups = group_by_block(&file, &arrays);
     let mut checked: Vec<Option<Checked>> = vec![None; arrays.len()];
     check_blocks(&file, &arrays, &mut groups, &mut checked, &mut r, verbose);
-    // Every block's checksum was checked above: the other arrays are read without hashing.
-    let mut opts = file.open_options().clone();
-    opts.blocks.checksums = ChecksumPolicy::Skip;
-    let unhashed = asdf::AsdfFile::open_with(path, &opts);
+    // Every block's checksum was checked above: the other arrays (if any: opening parses the
+    // tree again) are read without hashing.
+    let unhashed = (!groups.rest.is_empty()).then(|| {
+        let mut opts = file.open_options().clone();
+        opts.blocks.checksums = ChecksumPolicy::Skip;
+        asdf::AsdfFile::open_with(path, &opts)
+    });
     let reader = match &unhashed {
-        Ok(f) => f,
-        Err(_) => &file,
+        Some(Ok(f)) => f,
+        _ => &file,
     };
     let limits = file.open_options().arrays;
     let bar = crate::progress::bar(groups.rest.len() as u64, "reading arrays");
