@@ -206,6 +206,107 @@ impl Write for AtomicFile {
     }
 }
 
+/// Many files written crash-safely together (an exploded file's thousands of arrays): each is
+/// written and closed ([`add`](Self::add)), then [`commit`](Self::commit) makes all their bytes
+/// durable with one filesystem sync (`syncfs` on Linux; each file synced elsewhere or when it
+/// fails), renames each into place and syncs each directory once. Each target is still either
+/// its old content or its new one, never a mix, at a small fraction of the cost of committing
+/// the files one by one (two syncs each). Files not yet renamed when an error occurs, or when
+/// the batch is dropped, are removed.
+///
+/// ```
+/// use std::io::Write;
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut batch = array_core::AtomicBatch::default();
+/// for i in 0..3 {
+///     let mut f = array_core::AtomicFile::create(dir.path().join(format!("{i}.bin"))).unwrap();
+///     f.write_all(&[i]).unwrap();
+///     batch.add(f).unwrap();
+/// }
+/// assert!(!dir.path().join("0.bin").exists());
+/// batch.commit().unwrap();
+/// assert_eq!(std::fs::read(dir.path().join("2.bin")).unwrap(), [2]);
+/// ```
+#[derive(Debug, Default)]
+pub struct AtomicBatch {
+    staged: Vec<(TempGuard, PathBuf)>,
+}
+
+impl AtomicBatch {
+    /// Flushes and closes `file`, to be committed with the others.
+    pub fn add(&mut self, file: AtomicFile) -> Result<(), AtomicError> {
+        let AtomicFile {
+            writer,
+            guard,
+            target,
+        } = file;
+        let f = writer.into_inner().map_err(|e| AtomicError {
+            action: "flushing",
+            path: guard.tmp.clone(),
+            source: e.into_error(),
+        })?;
+        drop(f);
+        self.staged.push((guard, target));
+        Ok(())
+    }
+
+    /// Syncs every file of the batch to disk, renames each over its target, syncs the
+    /// directories.
+    pub fn commit(mut self) -> Result<(), AtomicError> {
+        let mut dirs: Vec<PathBuf> = self
+            .staged
+            .iter()
+            .map(|(_, t)| parent_dir(t).to_path_buf())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        if !dirs.iter().all(|d| sync_filesystem(d)) {
+            for (g, _) in &self.staged {
+                File::open(&g.tmp)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|source| AtomicError {
+                        action: "syncing to disk",
+                        path: g.tmp.clone(),
+                        source,
+                    })?;
+            }
+        }
+        for (g, target) in &mut self.staged {
+            std::fs::rename(&g.tmp, &*target).map_err(|source| AtomicError {
+                action: "renaming the new file into place as",
+                path: target.clone(),
+                source,
+            })?;
+            g.armed = false;
+        }
+        for d in dirs {
+            if let Ok(f) = File::open(d) {
+                let _ = f.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Syncs the whole filesystem holding `dir` (Linux `syncfs`); false when that is not possible.
+fn sync_filesystem(dir: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(d) = File::open(dir) {
+            // SAFETY: `d` is an open descriptor for the duration of the call; `syncfs` only
+            // reads it.
+            return unsafe { libc::syncfs(d.as_raw_fd()) } == 0;
+        }
+        false
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
 /// The path that should receive the new bytes: a symlink's final target, so the link survives.
 fn resolve_link(path: &Path) -> PathBuf {
     match std::fs::symlink_metadata(path) {

@@ -34,7 +34,7 @@ mod pod;
 mod scalar;
 mod typestr;
 
-pub use atomic::{AtomicError, AtomicFile};
+pub use atomic::{AtomicBatch, AtomicError, AtomicFile};
 pub use buffer::{advise_huge_pages, zeroed_vec, AllocError};
 pub use byteorder::ByteOrder;
 pub use pod::{bytes_of, bytes_of_mut, cast_slice, swap_bytes, CastError, Pod, Zeroable};

@@ -53,7 +53,8 @@ impl AwkdFile {
     pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<AwkdFile> {
         let path = path.as_ref().to_path_buf();
         let f = File::open(&path).map_err(|e| Error::io(path.display(), e))?;
-        let archive = ZipArchive::new(BufReader::new(f)).map_err(|e| zip_err(&path, e))?;
+        let mut archive = ZipArchive::new(BufReader::new(f)).map_err(|e| zip_err(&path, e))?;
+        check_members(&mut archive, &path)?;
         let entries = archive.file_names().map(|s| s.to_string()).collect();
         Ok(AwkdFile {
             path,
@@ -114,11 +115,17 @@ impl BlobStore for AwkdFile {
                 ),
             });
         }
-        let mut out = Vec::with_capacity(
-            declared
-                .min(array_core::bounds::deflate_max_decoded(f.compressed_size()))
-                .min(max_bytes) as usize,
-        );
+        let first = declared
+            .min(array_core::bounds::deflate_max_decoded(f.compressed_size()))
+            .min(max_bytes) as usize;
+        let mut out = Vec::new();
+        // Fallible (as `read_to_end`'s growth): a failed allocation is an error, not an abort.
+        out.try_reserve_exact(first).map_err(|_| {
+            zip_err(
+                &self.path,
+                format!("entry {name:?}: cannot allocate {first} bytes"),
+            )
+        })?;
         (&mut f)
             .take(declared.saturating_add(1))
             .read_to_end(&mut out)
@@ -192,6 +199,63 @@ impl BlobStore for AwkdFile {
         }
         Ok(())
     }
+}
+
+/// Checks every member of an archive before any is read: its declared size is one its stored
+/// bytes can produce (equal for stored members, at most deflate's 1032:1 for deflated ones), so
+/// no buffer is sized by a lying header; and no two members' stored bytes overlap (the
+/// "overlapping files" ZIP bomb: thousands of entries sharing one compressed stream, each
+/// decoded on its own).
+fn check_members<R: std::io::Read + std::io::Seek>(
+    ar: &mut ZipArchive<R>,
+    path: &Path,
+) -> Result<()> {
+    let mut spans: Vec<(u64, u64, usize)> = Vec::new();
+    spans
+        .try_reserve_exact(ar.len())
+        .map_err(|_| zip_err(path, "too many entries"))?;
+    for i in 0..ar.len() {
+        let f = ar.by_index_raw(i).map_err(|e| zip_err(path, e))?;
+        let (size, stored) = (f.size(), f.compressed_size());
+        let plausible = match f.compression() {
+            CompressionMethod::Stored => size == stored,
+            CompressionMethod::Deflated => size <= array_core::bounds::deflate_max_decoded(stored),
+            // Refused when read (only stored and deflated members are supported).
+            _ => true,
+        };
+        if !plausible {
+            return Err(zip_err(
+                path,
+                format!(
+                    "entry {:?} declares {size} bytes, more than its {stored} stored bytes                      can hold ({:?})",
+                    f.name(),
+                    f.compression()
+                ),
+            ));
+        }
+        let start = f.header_start();
+        let end = f.data_start().unwrap_or(start).saturating_add(stored);
+        spans.push((start, end, i));
+    }
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            let name = |i: usize| ar.name_for_index(i).unwrap_or("?").to_string();
+            return Err(zip_err(
+                path,
+                format!(
+                    "entries {:?} and {:?} overlap (bytes {}..{} and {}..): an archive whose \
+                     entries share data is refused",
+                    name(w[0].2),
+                    name(w[1].2),
+                    w[0].0,
+                    w[0].1,
+                    w[1].0
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How [`save_awkd`] treats an existing file.

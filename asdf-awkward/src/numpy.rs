@@ -104,24 +104,29 @@ impl Buffer {
         Some(b)
     }
 
+    /// `None` for `bool`, or when the allocation fails (callers then take the path that reads
+    /// the blob, whose fallible allocation reports the failure as an error, never an abort).
     fn zeroed_inner(prim: &Primitive, n: usize) -> Option<Buffer> {
+        fn z<T: array_core::Zeroable>(n: usize) -> Option<Vec<T>> {
+            array_core::zeroed_vec(n).ok()
+        }
         Some(match prim {
             Primitive::Bool => return None,
-            Primitive::I8 => Buffer::I8(vec![0; n]),
-            Primitive::U8 => Buffer::U8(vec![0; n]),
-            Primitive::I16 => Buffer::I16(vec![0; n]),
-            Primitive::U16 => Buffer::U16(vec![0; n]),
-            Primitive::I32 => Buffer::I32(vec![0; n]),
-            Primitive::U32 => Buffer::U32(vec![0; n]),
+            Primitive::I8 => Buffer::I8(z(n)?),
+            Primitive::U8 => Buffer::U8(z(n)?),
+            Primitive::I16 => Buffer::I16(z(n)?),
+            Primitive::U16 => Buffer::U16(z(n)?),
+            Primitive::I32 => Buffer::I32(z(n)?),
+            Primitive::U32 => Buffer::U32(z(n)?),
             Primitive::I64 | Primitive::DateTime64(_) | Primitive::TimeDelta64(_) => {
-                Buffer::I64(vec![0; n])
+                Buffer::I64(z(n)?)
             }
-            Primitive::U64 => Buffer::U64(vec![0; n]),
-            Primitive::F16 => Buffer::F16(vec![half::f16::ZERO; n]),
-            Primitive::F32 => Buffer::F32(vec![0.0; n]),
-            Primitive::F64 => Buffer::F64(vec![0.0; n]),
-            Primitive::C64 => Buffer::C64(vec![[0.0; 2]; n]),
-            Primitive::C128 => Buffer::C128(vec![[0.0; 2]; n]),
+            Primitive::U64 => Buffer::U64(z(n)?),
+            Primitive::F16 => Buffer::F16(z(n)?),
+            Primitive::F32 => Buffer::F32(z(n)?),
+            Primitive::F64 => Buffer::F64(z(n)?),
+            Primitive::C64 => Buffer::C64(z(n)?),
+            Primitive::C128 => Buffer::C128(z(n)?),
         })
     }
 

@@ -7,9 +7,15 @@
 
 pub use array_core::advise_huge_pages;
 
-/// A zero-filled buffer of `n` bytes (zeroed lazily by the OS, then advised as huge pages).
-pub fn zeroed(n: usize) -> Vec<u8> {
-    let v = vec![0u8; n];
-    advise_huge_pages(&v);
-    v
+/// A zero-filled buffer of `n` bytes (zeroed lazily by the OS, then advised as huge pages), or
+/// an error when the allocation fails: a block that legitimately decodes to gigabytes on a
+/// machine (or under an address-space limit) without them is an error naming the block, never
+/// an abort.
+///
+/// ```
+/// assert_eq!(asdf_block::alloc::zeroed(10).unwrap(), [0; 10]);
+/// assert!(asdf_block::alloc::zeroed(usize::MAX / 2).is_err());
+/// ```
+pub fn zeroed(n: usize) -> Result<Vec<u8>, array_core::AllocError> {
+    array_core::zeroed_vec(n)
 }

@@ -408,12 +408,35 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
     /// Checks one block completely: decodes it and verifies its checksum under `policy`
     /// ([`ChecksumPolicy::Skip`] only decodes).
     pub fn verify(&self, source: i64, policy: ChecksumPolicy) -> Result<ChecksumStatus> {
+        self.checked_data(source, policy).map(|(_, status)| status)
+    }
+
+    /// [`verify`](Self::verify) that also returns the decoded data (borrowed when uncompressed),
+    /// for a caller that checks a block and then reads it: the block is decoded once.
+    ///
+    /// ```
+    /// use asdf_block::{BlockReader, BlockWriter, ChecksumPolicy, ChecksumStatus, EncodeOptions, Label};
+    /// let mut w = BlockWriter::new(Vec::new(), 0, Default::default());
+    /// w.write_data(&[7u8; 1000], Label::from_name("zlib").unwrap(), &EncodeOptions::default()).unwrap();
+    /// let r = BlockReader::new(w.finish().unwrap(), 0, Default::default()).unwrap();
+    /// let (data, status) = r.checked_data(0, ChecksumPolicy::Strict).unwrap();
+    /// assert_eq!((data.len(), status), (1000, ChecksumStatus::Stored));
+    /// ```
+    pub fn checked_data(
+        &self,
+        source: i64,
+        policy: ChecksumPolicy,
+    ) -> Result<(Cow<'_, [u8]>, ChecksumStatus)> {
         let i = self.resolve(source)?;
         let info = &self.layout.blocks[i];
         let stored = self.stored(i as i64)?;
-        let (_, status) = decode_block(info, Cow::Borrowed(stored), &self.options, policy, false)
-            .map_err(|e| self.ctx(e))?;
-        Ok(status)
+        let (data, status) =
+            decode_block(info, Cow::Borrowed(stored), &self.options, policy, false)
+                .map_err(|e| self.ctx(e))?;
+        if matches!(status, ChecksumStatus::Stored | ChecksumStatus::Decoded) {
+            let _ = self.verified[i].set(status);
+        }
+        Ok((data, status))
     }
 
     /// [`verify`](Self::verify) for every block, in parallel; one result per block.

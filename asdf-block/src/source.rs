@@ -70,7 +70,14 @@ impl<R: Read + Seek> Source for SeekSource<R> {
     fn get(&mut self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
         let avail = self.len.saturating_sub(offset);
         let n = (len as u64).min(avail) as usize;
-        let mut buf = vec![0u8; n];
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(n).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {n} bytes"),
+            )
+        })?;
+        buf.resize(n, 0);
         if n > 0 {
             self.read_exact_at(offset, &mut buf)?;
         }

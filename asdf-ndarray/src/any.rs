@@ -237,15 +237,102 @@ impl AnyArray {
     /// Whether two arrays are equal by value, NaN equal to NaN (the reference-file compliance
     /// rule), shapes and datatypes (apart from per-field byte orders) included.
     pub fn equals_nan_aware(&self, other: &AnyArray) -> bool {
+        self.equals_nan_aware_where(other, None)
+    }
+
+    /// [`equals_nan_aware`](Self::equals_nan_aware) comparing only the elements where `mask`
+    /// (of the arrays' shape) is false. Numbers are compared in place, element by element
+    /// (floats by bits, any NaN equal to any NaN), without building a value per element;
+    /// strings and records through their values.
+    ///
+    /// ```
+    /// use asdf_ndarray::AnyArray;
+    /// let a = AnyArray::from(ndarray::arr1(&[1.0f64, f64::NAN, 3.0]).into_dyn());
+    /// let b = AnyArray::from(ndarray::arr1(&[1.0f64, f64::NAN, 4.0]).into_dyn());
+    /// assert!(!a.equals_nan_aware(&b));
+    /// let mask = ndarray::arr1(&[false, false, true]).into_dyn();
+    /// assert!(a.equals_nan_aware_where(&b, Some(&mask)));
+    /// ```
+    pub fn equals_nan_aware_where(&self, other: &AnyArray, mask: Option<&ArrayD<bool>>) -> bool {
         if self.shape() != other.shape()
             || self.datatype().without_byteorders() != other.datatype().without_byteorders()
+            || mask.is_some_and(|m| m.shape() != self.shape())
         {
             return false;
         }
-        match (self.to_data_node(), other.to_data_node()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
+        fn all<T>(
+            a: &ArrayD<T>,
+            b: &ArrayD<T>,
+            m: Option<&ArrayD<bool>>,
+            eq: impl Fn(&T, &T) -> bool,
+        ) -> bool {
+            match m {
+                None => a.iter().zip(b.iter()).all(|(x, y)| eq(x, y)),
+                Some(m) => a
+                    .iter()
+                    .zip(b.iter())
+                    .zip(m.iter())
+                    .all(|((x, y), &skip)| skip || eq(x, y)),
+            }
         }
+        fn float(a: f64, b: f64) -> bool {
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+        }
+        use AnyArray as A;
+        match (self, other) {
+            (A::Int8(a), A::Int8(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Int16(a), A::Int16(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Int32(a), A::Int32(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Int64(a), A::Int64(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Int128(a), A::Int128(b)) => all(a, b, mask, |x, y| x == y),
+            (A::UInt8(a), A::UInt8(b)) => all(a, b, mask, |x, y| x == y),
+            (A::UInt16(a), A::UInt16(b)) => all(a, b, mask, |x, y| x == y),
+            (A::UInt32(a), A::UInt32(b)) => all(a, b, mask, |x, y| x == y),
+            (A::UInt64(a), A::UInt64(b)) => all(a, b, mask, |x, y| x == y),
+            (A::UInt128(a), A::UInt128(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Bool(a), A::Bool(b)) => all(a, b, mask, |x, y| x == y),
+            (A::Float16(a), A::Float16(b)) => all(a, b, mask, |x, y| float(x.to_f64(), y.to_f64())),
+            (A::Float32(a), A::Float32(b)) => {
+                all(a, b, mask, |x, y| float(f64::from(*x), f64::from(*y)))
+            }
+            (A::Float64(a), A::Float64(b)) => all(a, b, mask, |x, y| float(*x, *y)),
+            (A::Complex32(a), A::Complex32(b)) => all(a, b, mask, |x, y| {
+                float(x.re.to_f64(), y.re.to_f64()) && float(x.im.to_f64(), y.im.to_f64())
+            }),
+            (A::Complex64(a), A::Complex64(b)) => all(a, b, mask, |x, y| {
+                float(f64::from(x.re), f64::from(y.re)) && float(f64::from(x.im), f64::from(y.im))
+            }),
+            (A::Complex128(a), A::Complex128(b)) => {
+                all(a, b, mask, |x, y| float(x.re, y.re) && float(x.im, y.im))
+            }
+            _ => self.values_equal(other, mask),
+        }
+    }
+
+    /// Strings and records: compared through their values (one node per element).
+    fn values_equal(&self, other: &AnyArray, mask: Option<&ArrayD<bool>>) -> bool {
+        let (Ok(a), Ok(b)) = (self.to_data_node(), other.to_data_node()) else {
+            return false;
+        };
+        let Some(mask) = mask else {
+            return a == b;
+        };
+        fn leaves<'n>(node: &'n Node, ndim: usize, out: &mut Vec<&'n Node>) {
+            match (ndim, node.as_seq()) {
+                (0, _) | (_, None) => out.push(node),
+                (_, Some(items)) => items.iter().for_each(|n| leaves(n, ndim - 1, out)),
+            }
+        }
+        let (mut la, mut lb) = (Vec::new(), Vec::new());
+        leaves(&a, self.shape().len(), &mut la);
+        leaves(&b, other.shape().len(), &mut lb);
+        la.len() == lb.len()
+            && la.len() == mask.len()
+            && la
+                .iter()
+                .zip(&lb)
+                .zip(mask.iter())
+                .all(|((x, y), &skip)| skip || x == y)
     }
 }
 

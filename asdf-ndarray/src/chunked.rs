@@ -215,15 +215,51 @@ impl ChunkedArray {
                 inter.iter().all(|r| r.start < r.end).then_some((i, inter))
             })
             .collect();
+        // Overlapping chunks are each decoded: 10⁴ chunks over the same region would cost 10⁴
+        // times its size (in time, and in memory if held together).
+        let work = touched.iter().try_fold(0u64, |acc, (_, inter)| {
+            let n = inter
+                .iter()
+                .map(|r| r.len() as u64)
+                .try_fold(1u64, u64::checked_mul)?;
+            acc.checked_add(n.checked_mul(T::SCALAR.size() as u64)?)
+        });
+        check_limit(
+            "the chunks touching the chunked array region, together (overlapping chunks)",
+            work,
+            bytes.unwrap_or(0),
+            limits,
+        )?;
         if let Some(out) = self.slabs::<T>(store, region, &out_shape, &touched, limits)? {
             return Ok(out);
         }
-        let mut out = ArrayD::<T>::default(IxDyn(&out_shape));
-        let decoded: Vec<ArrayD<T>> = touched
-            .par_iter()
-            .map(|(i, _)| self.chunk_array::<T>(*i, store, limits))
-            .collect::<Result<_>>()?;
-        for ((i, inter), a) in touched.iter().zip(decoded) {
+        let count = crate::datatype::checked_product(&out_shape)
+            .ok_or_else(|| NdError::Usage(format!("shape {out_shape:?} overflows")))?;
+        let mut out =
+            ArrayD::from_shape_vec(IxDyn(&out_shape), crate::read::zeroed_vec::<T>(count)?)
+                .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
+        // Decoded a few at a time (in parallel), applied in file order: what is held at once
+        // stays a few chunks, however many there are.
+        let window = 2 * rayon::current_num_threads().max(1);
+        for group in touched.chunks(window) {
+            let decoded: Vec<ArrayD<T>> = group
+                .par_iter()
+                .map(|(i, _)| self.chunk_array::<T>(*i, store, limits))
+                .collect::<Result<_>>()?;
+            self.apply(&mut out, region, group, decoded);
+        }
+        Ok(out)
+    }
+
+    /// Copies each decoded chunk's intersection with `region` into `out`, in order.
+    fn apply<T: Element>(
+        &self,
+        out: &mut ArrayD<T>,
+        region: &[Range<usize>],
+        group: &[(usize, Vec<Range<usize>>)],
+        decoded: Vec<ArrayD<T>>,
+    ) {
+        for ((i, inter), a) in group.iter().zip(decoded) {
             let c = &self.chunks[*i];
             let src: Vec<SliceInfoElem> = inter
                 .iter()
@@ -238,7 +274,6 @@ impl ChunkedArray {
             out.slice_mut(dst.as_slice())
                 .assign(&a.slice(src.as_slice()));
         }
-        Ok(out)
     }
 
     /// Chunk `i` decoded, its shape checked against the declared one.

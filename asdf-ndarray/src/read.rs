@@ -282,6 +282,30 @@ impl NdArrayMeta {
         decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)
     }
 
+    /// Checks the array can be read, without copying it when that cannot fail: its bytes are
+    /// located and its layout checked against them (within `limits`); numbers are not copied
+    /// (every byte pattern is a value), strings and records are decoded to check them. Returns
+    /// the shape and datatype: what a reader that only verifies needs, at no cost per element
+    /// for the many views a file may hold into one block.
+    ///
+    /// ```
+    /// use asdf_ndarray::{NdArrayMeta, NoBlocks, ReadLimits};
+    /// let node = asdf_yaml::parse_str("{data: [[1, 2], [3, 4]], datatype: int16}").unwrap();
+    /// let (shape, dt) = NdArrayMeta::from_node(&node).unwrap().check_with(&NoBlocks, &ReadLimits::default()).unwrap();
+    /// assert_eq!((shape, dt.to_string()), (vec![2, 2], "int16".to_string()));
+    /// ```
+    pub fn check_with(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<(Vec<usize>, Datatype)> {
+        let raw = self.raw(store, limits)?;
+        if !matches!(raw.datatype, Datatype::Scalar(_)) {
+            decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)?;
+        }
+        Ok((raw.layout.shape, raw.datatype))
+    }
+
     /// Reads a string (`ascii`/`ucs4`) array.
     pub fn strings(&self, store: &(impl BlockStore + ?Sized)) -> Result<ArrayD<String>> {
         self.read(store)?.into_strings()

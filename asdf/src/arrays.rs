@@ -38,12 +38,22 @@ fn write_token(path: &mut String, token: &dyn std::fmt::Display) {
 
 /// Collects the JSON Pointers of every array under `node` (not looking inside arrays).
 pub fn find_arrays(node: &Node) -> Vec<(String, ArrayKind)> {
-    fn walk(node: &Node, path: &mut String, out: &mut Vec<(String, ArrayKind)>, depth: usize) {
+    find_array_nodes(node)
+        .into_iter()
+        .map(|(p, kind, _)| (p, kind))
+        .collect()
+}
+
+/// [`find_arrays`] with each array's node, for callers that read many arrays (looking each
+/// pointer up again would walk large mappings once per array).
+pub fn find_array_nodes(node: &Node) -> Vec<(String, ArrayKind, &Node)> {
+    type Out<'n> = Vec<(String, ArrayKind, &'n Node)>;
+    fn walk<'n>(node: &'n Node, path: &mut String, out: &mut Out<'n>, depth: usize) {
         if depth > 10_000 {
             return;
         }
         if let Some(kind) = array_kind(node) {
-            out.push((path.clone(), kind));
+            out.push((path.clone(), kind, node));
             return;
         }
         let len = path.len();
@@ -121,10 +131,16 @@ pub(crate) fn external_block(
 impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
         self.decoded.charge_nd(self.blocks().info(source)?)?;
-        Ok(self.blocks().data(source)?)
+        Ok(self.cached_data(source)?)
     }
 
     fn block_len(&self, source: i64) -> asdf_ndarray::Result<Option<u64>> {
+        let info = self.blocks().info(source)?;
+        if info.header.is_compressed() && self.cache.seen(info.index) {
+            // Decoded before: the next reads go through the cache (`block`), which keeps a
+            // block shared by several arrays instead of decoding it for each.
+            return Ok(None);
+        }
         let len = self.blocks().block_len(source)?;
         if len.is_some() {
             // Charged before the caller allocates (once per block: `block_into` is free then).
@@ -134,7 +150,11 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     }
 
     fn block_into(&self, source: i64, dst: &mut [u8]) -> asdf_ndarray::Result<()> {
-        self.decoded.charge_nd(self.blocks().info(source)?)?;
+        let info = self.blocks().info(source)?;
+        self.decoded.charge_nd(info)?;
+        if info.header.is_compressed() {
+            self.cache.note_use(info.index);
+        }
         Ok(self.blocks().decode_into(source, dst)?)
     }
 

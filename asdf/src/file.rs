@@ -50,6 +50,11 @@ pub struct OpenOptions {
     /// [`OpenOptions::untrusted`]. A tree naming thousands of external files is refused past
     /// the limit instead of mapping and parsing every one of them.
     pub max_external_files: usize,
+    /// The most decoded bytes of compressed blocks one open file keeps for reuse: a block read
+    /// a second time (several arrays viewing one compressed block) is kept within this budget
+    /// and never decoded again; past it, blocks are decoded on each read. 1 GiB by default,
+    /// 256 MiB in [`OpenOptions::untrusted`]; 0 keeps nothing.
+    pub max_cached_block_bytes: u64,
 }
 
 impl Default for OpenOptions {
@@ -65,6 +70,7 @@ impl Default for OpenOptions {
             external_files: ExternalFiles::Any,
             external_observer: None,
             max_external_files: 100_000,
+            max_cached_block_bytes: 1 << 30,
         }
     }
 }
@@ -86,7 +92,8 @@ impl OpenOptions {
     /// * `max_total_decoded_bytes`: 4 GiB for all the blocks of the file;
     /// * `external_files`: [`ExternalFiles::SameDirAndBelow`]: external arrays and references
     ///   only in the file's directory or below it (links resolved);
-    /// * `max_external_files`: 10 000 distinct external files.
+    /// * `max_external_files`: 10 000 distinct external files;
+    /// * `max_cached_block_bytes`: 256 MiB of decoded blocks kept for reuse.
     ///
     /// ```
     /// use asdf::{AsdfFile, AsdfWriter, OpenOptions, StoreOptions};
@@ -104,6 +111,7 @@ impl OpenOptions {
             max_total_decoded_bytes: 4 << 30,
             external_files: ExternalFiles::SameDirAndBelow,
             max_external_files: 10_000,
+            max_cached_block_bytes: 256 << 20,
             ..OpenOptions::default()
         }
     }
@@ -239,6 +247,8 @@ pub struct AsdfFile<B = memmap2::Mmap> {
     pub(crate) array_limits: asdf_ndarray::ReadLimits,
     /// Bytes decoded so far, against `OpenOptions::max_total_decoded_bytes`.
     pub(crate) decoded: DecodeBudget,
+    /// Decoded blocks kept for reuse, within `OpenOptions::max_cached_block_bytes`.
+    pub(crate) cache: crate::cache::BlockCache,
     /// The options the file was opened with (external array files are opened with them too).
     pub(crate) options: OpenOptions,
 }
@@ -304,6 +314,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             options.blocks.limits.max_decoded_block_size,
             blocks.len(),
         );
+        let cache = crate::cache::BlockCache::new(options.max_cached_block_bytes, blocks.len());
         warnings.extend(blocks.layout().warnings.iter().cloned());
         for w in &warnings {
             log::warn!("{w}");
@@ -320,6 +331,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
             pending: asdf_ndarray::ArrayWriter::new(),
             array_limits: options.arrays,
             decoded,
+            cache,
             options: options.clone(),
         })
     }
@@ -369,7 +381,7 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
     /// [`OpenOptions::max_total_decoded_bytes`] (once each).
     pub fn block_data(&self, source: i64) -> Result<Cow<'_, [u8]>> {
         self.decoded.charge(self.blocks.info(source)?)?;
-        Ok(self.blocks.data(source)?)
+        Ok(self.cached_data(source)?)
     }
 
     /// Bytes decoded from this file's compressed blocks so far, as counted against

@@ -25,6 +25,7 @@
 
 mod arrays;
 mod builder;
+mod cache;
 mod error;
 mod extension;
 pub mod external;
@@ -40,7 +41,7 @@ pub use asdf_block as block;
 pub use asdf_ndarray as ndarray;
 pub use asdf_yaml as yaml;
 
-pub use arrays::{array_kind, find_arrays, ArrayKind};
+pub use arrays::{array_kind, find_array_nodes, find_arrays, ArrayKind};
 pub use asdf_ndarray::{AnyArray, Element, Storage, StoreOptions};
 pub use builder::{AsdfWriter, LIBRARY_NAME};
 

@@ -152,23 +152,7 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// external arrays are written next to it.
     pub fn save_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<()> {
         let path = path.as_ref();
-        let dir = path.parent().unwrap_or(Path::new(""));
-        for (uri, block) in self.pending.externals() {
-            let tree = finish_tree(
-                Node::mapping(std::iter::empty::<(Node, Node)>()),
-                &[block.compression],
-                options,
-            )?;
-            let encoded = asdf_block::encode_block(
-                &block.data,
-                block.compression,
-                &block.encode,
-                &options.blocks,
-            )?;
-            atomic_write(&dir.join(uri), |w| {
-                crate::write::write_to(w, &tree, &[encoded], options).map(drop)
-            })?;
-        }
+        crate::builder::write_externals(path, self.pending.externals(), options)?;
         atomic_write(path, |w| self.save_inner(w, options).map(drop))
     }
 

@@ -254,3 +254,51 @@ fn total_decoded_bytes_hold_under_parallel_reads() {
     assert_eq!(ok.into_inner(), 3);
     assert_eq!(f.decoded_bytes(), 3 * MIB);
 }
+
+/// A compressed block read again is kept (within `max_cached_block_bytes`) and borrowed from
+/// then on, so arrays sharing one block decode it once; with no budget it is decoded each time.
+#[test]
+fn a_block_read_twice_is_kept_within_the_cache_budget() {
+    use std::borrow::Cow;
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(
+            &ndarray::Array1::<u32>::from_iter(0..100_000),
+            &asdf::StoreOptions::compressed("zstd").unwrap(),
+        )
+        .unwrap();
+    let bytes = w
+        .to_bytes(
+            asdf::yaml::Node::mapping([("x", node)]),
+            &Default::default(),
+        )
+        .unwrap();
+    let open = |budget: u64| {
+        let opts = asdf::OpenOptions {
+            max_cached_block_bytes: budget,
+            ..Default::default()
+        };
+        asdf::AsdfFile::from_bytes(bytes.clone(), &opts).unwrap()
+    };
+    let f = open(1 << 20);
+    assert!(
+        matches!(f.block_data(0).unwrap(), Cow::Owned(_)),
+        "first read"
+    );
+    for _ in 0..3 {
+        let d = f.block_data(0).unwrap();
+        assert!(matches!(d, Cow::Borrowed(_)), "kept from the second read");
+        assert_eq!(d.len(), 400_000);
+    }
+    assert_eq!(f.array::<u32>("/x").unwrap()[[99_999]], 99_999);
+    assert_eq!(f.decoded_bytes(), 400_000, "charged once");
+    for budget in [0, 399_999] {
+        let f = open(budget);
+        for _ in 0..3 {
+            assert!(
+                matches!(f.block_data(0).unwrap(), Cow::Owned(_)),
+                "{budget}"
+            );
+        }
+    }
+}

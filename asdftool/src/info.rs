@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::error::{CliError, Result};
 use crate::input;
 use crate::sniff::{sniff_path, Format};
-use crate::tree::{key_text, scalar_text, to_json, type_name, MAX_DEPTH};
+use crate::tree::{key_text, scalar_text, type_name, MAX_DEPTH};
 
 /// Options of `info`.
 #[derive(Clone, Debug, Default)]
@@ -27,7 +27,12 @@ pub struct InfoOptions {
 /// Runs `info` on `path`, returning the text to print.
 pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
     match sniff_path(path)? {
-        Format::Asdf => asdf_info(&input::open_asdf(path)?, opts),
+        Format::Asdf => {
+            let file = input::open_asdf(path)?;
+            let text = asdf_info(&file, opts);
+            input::release(file);
+            text
+        }
         Format::RawArray => ra_info(path, opts),
         Format::Npy => npy_info(path, opts),
         Format::Awkd => crate::awk::info(path, opts.json),
@@ -132,6 +137,64 @@ fn describe_meta(file: &AsdfFile, m: &NdArrayMeta) -> (String, serde_json::Value
     (text, j)
 }
 
+/// The `info --json` document, written as the tree, arrays and blocks are walked (one small
+/// value at a time), not built whole first.
+struct InfoJson<'a>(&'a AsdfFile);
+
+/// The array list of `info --json`, each array described as it is written.
+struct ArraysJson<'a>(&'a AsdfFile);
+
+/// The block list of `info --json`.
+struct BlocksJson<'a>(&'a AsdfFile);
+
+impl serde::Serialize for InfoJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let file = self.0;
+        let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("format", "asdf")?;
+        m.serialize_entry("asdf_standard", file.standard_version())?;
+        m.serialize_entry("comments", file.comments())?;
+        m.serialize_entry("tree", &crate::tree::JsonTree(file.tree(), 0))?;
+        m.serialize_entry("arrays", &ArraysJson(file))?;
+        m.serialize_entry("blocks", &BlocksJson(file))?;
+        m.serialize_entry("block_index", &file.blocks().layout().index_offset)?;
+        m.serialize_entry("warnings", file.warnings())?;
+        m.end()
+    }
+}
+
+impl serde::Serialize for ArraysJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let file = self.0;
+        // The nodes come with the pointers: looking each pointer up again walked the root
+        // mapping once per array (quadratic with 10⁵ arrays).
+        let arrays = asdf::find_array_nodes(file.tree());
+        let mut seq = s.serialize_seq(Some(arrays.len()))?;
+        for (p, _, node) in &arrays {
+            let (_, mut j) = describe_array(file, node);
+            j["pointer"] = json!(p);
+            seq.serialize_element(&j)?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for BlocksJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.blocks().blocks().iter().map(|b| {
+            json!({
+                "index": b.index, "offset": b.offset, "data_offset": b.data_offset,
+                "flags": b.header.flags, "streamed": b.header.is_streamed(),
+                "compression": b.header.compression.to_string(),
+                "allocated_size": b.header.allocated_size, "used_size": b.header.used_size,
+                "data_size": b.data_size(), "checksum": checksum_hex(&b.header.checksum),
+            })
+        }))
+    }
+}
+
 struct Renderer<'a> {
     file: &'a AsdfFile,
     out: String,
@@ -219,43 +282,11 @@ fn checksum_hex(c: &[u8; 16]) -> String {
 /// `info` of an open ASDF file.
 pub fn asdf_info(file: &AsdfFile, opts: &InfoOptions) -> Result<String> {
     if opts.json {
-        let arrays: Vec<serde_json::Value> = file
-            .arrays()
-            .iter()
-            .filter_map(|(p, _)| {
-                let node = file.pointer(p)?;
-                let (_, mut j) = describe_array(file, node);
-                j["pointer"] = json!(p);
-                Some(j)
-            })
-            .collect();
-        let blocks: Vec<serde_json::Value> = file
-            .blocks()
-            .blocks()
-            .iter()
-            .map(|b| {
-                json!({
-                    "index": b.index, "offset": b.offset, "data_offset": b.data_offset,
-                    "flags": b.header.flags, "streamed": b.header.is_streamed(),
-                    "compression": b.header.compression.to_string(),
-                    "allocated_size": b.header.allocated_size, "used_size": b.header.used_size,
-                    "data_size": b.data_size(), "checksum": checksum_hex(&b.header.checksum),
-                })
-            })
-            .collect();
-        let j = json!({
-            "format": "asdf",
-            "asdf_standard": file.standard_version(),
-            "comments": file.comments(),
-            "tree": to_json(file.tree(), 0),
-            "arrays": arrays,
-            "blocks": blocks,
-            "block_index": file.blocks().layout().index_offset,
-            "warnings": file.warnings(),
-        });
-        return serde_json::to_string_pretty(&j)
-            .map(|s| s + "\n")
-            .map_err(|e| CliError::Unsupported(e.to_string()));
+        let mut out = Vec::new();
+        serde_json::to_writer_pretty(&mut out, &InfoJson(file))
+            .map_err(|e| CliError::Unsupported(e.to_string()))?;
+        out.push(b'\n');
+        return String::from_utf8(out).map_err(|e| CliError::Unsupported(e.to_string()));
     }
     let mut r = Renderer {
         file,

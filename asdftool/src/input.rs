@@ -91,8 +91,28 @@ pub fn tree_for_validation(path: &Path) -> Result<asdf::yaml::Node> {
         ignore_unrecognized_tags: true,
         ..open_options()
     };
-    let file = AsdfFile::open_with(path, &options).map_err(|e| CliError::Invalid(e.to_string()))?;
-    Ok(file.tree().clone())
+    let mut file =
+        AsdfFile::open_with(path, &options).map_err(|e| CliError::Invalid(e.to_string()))?;
+    let tree = std::mem::take(file.tree_mut());
+    release(file);
+    Ok(tree)
+}
+
+static LEAK_AT_EXIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tells [`release`] that the process ends after this verb (the binary sets it; a library user
+/// does not): big trees and open files are then left to the operating system.
+pub fn leak_at_exit() {
+    LEAK_AT_EXIT.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Drops `value` (an open file, a tree), or, when the process is about to exit
+/// ([`leak_at_exit`]), forgets it: freeing a tree of millions of nodes one allocation at a time
+/// took as long as parsing it, for memory the operating system reclaims at once at exit.
+pub fn release<T>(value: T) {
+    if LEAK_AT_EXIT.load(std::sync::atomic::Ordering::Relaxed) {
+        std::mem::forget(value);
+    }
 }
 
 /// Reads the file at `path` as bytes.
@@ -228,5 +248,34 @@ pub fn pick_array(file: &AsdfFile, pointer: Option<&str>) -> Result<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    /// A library user (no `leak_at_exit`) gets ordinary drops; the binary sets the flag, and
+    /// then nothing is dropped (checked in a child process: the flag is process-wide).
+    #[test]
+    fn release_drops_unless_the_process_is_exiting() {
+        let rc = std::rc::Rc::new(());
+        if std::env::var_os("ASDFTOOL_TEST_LEAK").is_none() {
+            super::release(rc.clone());
+            assert_eq!(std::rc::Rc::strong_count(&rc), 1);
+            let exe = std::env::current_exe().unwrap();
+            let ok = std::process::Command::new(exe)
+                .args([
+                    "--exact",
+                    "input::release_tests::release_drops_unless_the_process_is_exiting",
+                ])
+                .env("ASDFTOOL_TEST_LEAK", "1")
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "the leaking run failed");
+        } else {
+            super::leak_at_exit();
+            super::release(rc.clone());
+            assert_eq!(std::rc::Rc::strong_count(&rc), 2);
+        }
     }
 }

@@ -435,6 +435,7 @@ fn dispatch(cli: &Cli) -> Result<bool> {
                 value: value.clone(),
             };
             let found = asdftool::search::search(f.tree(), &q)?;
+            asdftool::input::release(f);
             out_lines(&found)?;
             return Ok(!found.is_empty());
         }
@@ -629,6 +630,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    asdftool::input::leak_at_exit();
     match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),

@@ -191,7 +191,9 @@ impl Rewriter<'_> {
 /// Rewrites `input` into `output` with every array stored as `mode` says.
 pub fn rewrite(input_path: &Path, output: &Path, mode: Mode) -> Result<Summary> {
     let file = input::open_asdf(input_path)?;
-    rewrite_file(&file, output, mode)
+    let summary = rewrite_file(&file, output, mode);
+    input::release(file);
+    summary
 }
 
 /// [`rewrite`] from an open file.

@@ -205,6 +205,39 @@ pub fn to_json(node: &Node, depth: usize) -> serde_json::Value {
     }
 }
 
+/// [`to_json`] as a [`serde::Serialize`] value written while the tree is walked, so a tree of
+/// millions of nodes is never copied into a `serde_json::Value` first (`info --json` held
+/// several times the tree in values).
+pub struct JsonTree<'a>(pub &'a Node, pub usize);
+
+impl serde::Serialize for JsonTree<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let JsonTree(node, depth) = *self;
+        if depth > MAX_DEPTH {
+            return s.serialize_unit();
+        }
+        match node.value() {
+            Value::Seq(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for n in items.iter() {
+                    seq.serialize_element(&JsonTree(n, depth + 1))?;
+                }
+                seq.end()
+            }
+            Value::Map(m) => {
+                let mut map = s.serialize_map(Some(m.len()))?;
+                for (k, v) in m.iter() {
+                    map.serialize_entry(&key_text(k), &JsonTree(v, depth + 1))?;
+                }
+                map.end()
+            }
+            Value::Shared(inner) => JsonTree(inner, depth + 1).serialize(s),
+            _ => to_json(node, depth).serialize(s),
+        }
+    }
+}
+
 /// `text` safe to print on a terminal: control characters other than newline and tab (ESC,
 /// which starts the sequences that retitle or clear a terminal, C1 controls, DEL) and the
 /// bidirectional overrides that reorder what is shown become `\uXXXX` escapes. The escape is

@@ -22,6 +22,12 @@ impl CodecError {
     }
 }
 
+impl From<array_core::AllocError> for CodecError {
+    fn from(e: array_core::AllocError) -> Self {
+        CodecError::new(format!("cannot allocate the decoded data: {e}"))
+    }
+}
+
 impl From<io::Error> for CodecError {
     fn from(e: io::Error) -> Self {
         CodecError::new(e.to_string())
@@ -119,7 +125,7 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// reader's size ceiling; the built-in codecs override it to allocate only what the data
     /// can produce.
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let mut out = crate::alloc::zeroed(expected);
+        let mut out = crate::alloc::zeroed(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

@@ -105,7 +105,7 @@ impl Codec for Blosc {
                 "blosc buffer decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = crate::alloc::zeroed(expected);
+        let mut out = crate::alloc::zeroed(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

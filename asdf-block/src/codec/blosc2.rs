@@ -128,7 +128,7 @@ impl Codec for Blosc2 {
                 "blosc2 chunk decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = crate::alloc::zeroed(expected);
+        let mut out = crate::alloc::zeroed(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

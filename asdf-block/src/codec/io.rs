@@ -47,7 +47,13 @@ pub(super) fn read_growing<R: Read>(
     src_len: usize,
 ) -> Result<Vec<u8>, CodecError> {
     let first = expected.min(src_len.saturating_mul(4).max(1 << 16));
-    let mut out = Vec::with_capacity(first);
+    let mut out = Vec::new();
+    // Growing further (`read_to_end`) is fallible too: an allocation failure is an error.
+    out.try_reserve_exact(first).map_err(|_| {
+        CodecError::new(format!(
+            "cannot allocate {first} bytes for the decoded data"
+        ))
+    })?;
     crate::alloc::advise_huge_pages(&out);
     let limit = (expected as u64).saturating_add(1);
     r.take(limit).read_to_end(&mut out)?;

@@ -167,7 +167,7 @@ impl Lz4Chunked {
     fn decode_chunked(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
         // lz4_chunks bounds every declared size by the LZ4 ratio of bytes actually present.
         lz4_chunks(src, expected)?;
-        let mut out = crate::alloc::zeroed(expected);
+        let mut out = crate::alloc::zeroed(expected)?;
         self.decode_chunks_into(src, &mut out)?;
         Ok(out)
     }

@@ -28,7 +28,7 @@ impl Codec for Zlib {
                 src.len()
             )));
         }
-        let mut out = crate::alloc::zeroed(expected);
+        let mut out = crate::alloc::zeroed(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

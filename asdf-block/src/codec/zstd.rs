@@ -42,7 +42,7 @@ impl Codec for Zstd {
         // when both agree, otherwise grow with the data.
         let declared = zstd::zstd_safe::get_frame_content_size(src).ok().flatten();
         if declared == Some(expected as u64) && expected <= src.len().saturating_mul(64) {
-            let mut out = crate::alloc::zeroed(expected);
+            let mut out = crate::alloc::zeroed(expected)?;
             self.decode_into(src, &mut out)?;
             return Ok(out);
         }
