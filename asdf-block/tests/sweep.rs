@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use asdf_block::*;
-use asdf_testkit::CountingAllocator;
+use asdf_testkit::{CountingAllocator, Rng};
 
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
@@ -67,16 +67,6 @@ fn exercise(bytes: &[u8], what: &dyn Fn() -> String, stats: &mut Stats) {
     stats.ok += all_ok as usize;
     stats.worst_time = stats.worst_time.max(elapsed);
     stats.worst_memory = stats.worst_memory.max(memory);
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 #[test]

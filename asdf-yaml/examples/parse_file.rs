@@ -10,27 +10,13 @@ use std::time::Instant;
 
 use asdf_yaml::{parse_document, Engine, ParseOptions};
 
-/// The YAML text of an ASDF file: up to and including the `...` line.
-fn tree_text(bytes: &[u8]) -> &[u8] {
-    let mut i = 0;
-    while let Some(p) = bytes[i..].windows(4).position(|w| w == b"\n...") {
-        let end = i + p + 4;
-        match bytes.get(end) {
-            None => return &bytes[..end],
-            Some(b'\n') => return &bytes[..end + 1],
-            _ => i = end,
-        }
-    }
-    bytes
-}
-
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: parse_file FILE");
         std::process::exit(2);
     };
     let bytes = std::fs::read(&path).expect("read the file");
-    let text = std::str::from_utf8(tree_text(&bytes)).expect("a UTF-8 tree");
+    let text = std::str::from_utf8(asdf_testkit::asdf_tree_text(&bytes)).expect("a UTF-8 tree");
     let mb = text.len() as f64 / 1e6;
     println!("{path}: tree of {mb:.2} MB");
     // `parse_file FILE fast` times one engine (for profiling).

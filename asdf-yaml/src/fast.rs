@@ -991,8 +991,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         };
         let at = self.pos;
         match self.peek() {
-            Some(b'[') => self.flow_seq(parent, props),
-            Some(b'{') => self.flow_map(parent, props),
+            Some(b'[') => self.flow_collection(parent, props, false),
+            Some(b'{') => self.flow_collection(parent, props, true),
             Some(b'*') if props.is_empty() => self.alias(),
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(parent)?;
@@ -1055,53 +1055,31 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
-    fn flow_seq(&mut self, parent: isize, props: Props) -> R {
+    /// A flow sequence (`[`) or mapping (`{`) at the position, through its closing bracket.
+    fn flow_collection(&mut self, parent: isize, props: Props, map: bool) -> R {
         let at = self.pos;
         self.enter()?;
-        self.emit(
-            Event::SequenceStart(props.anchor, props.tag.map(Cow::Owned)),
-            at,
-        )?;
+        let tag = props.tag.map(Cow::Owned);
+        let (start, end, close) = if map {
+            (
+                Event::MappingStart(props.anchor, tag),
+                Event::MappingEnd,
+                b'}',
+            )
+        } else {
+            (
+                Event::SequenceStart(props.anchor, tag),
+                Event::SequenceEnd,
+                b']',
+            )
+        };
+        self.emit(start, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
-        if self.peek() != Some(b']') {
+        if self.peek() != Some(close) {
             loop {
-                self.flow_node(parent, Props::default())?;
-                self.flow_ws(parent)?;
-                match self.peek() {
-                    Some(b',') => {
-                        self.pos += 1;
-                        self.flow_ws(parent)?;
-                        if self.peek() == Some(b']') {
-                            return self.bail("a trailing comma");
-                        }
-                    }
-                    Some(b']') => break,
-                    _ => return self.bail("a flow sequence entry the fast parser does not read"),
-                }
-            }
-        }
-        self.pos += 1;
-        let at = self.pos;
-        self.depth -= 1;
-        self.emit(Event::SequenceEnd, at)
-    }
-
-    fn flow_map(&mut self, parent: isize, props: Props) -> R {
-        let at = self.pos;
-        self.enter()?;
-        self.emit(
-            Event::MappingStart(props.anchor, props.tag.map(Cow::Owned)),
-            at,
-        )?;
-        self.pos += 1;
-        self.flow_ws(parent)?;
-        if self.peek() != Some(b'}') {
-            loop {
-                self.flow_key(parent)?;
-                self.flow_ws(parent)?;
-                if matches!(self.peek(), Some(b',' | b'}')) {
-                    return self.bail("a flow mapping entry without a value");
+                if map {
+                    self.flow_key(parent)?;
                 }
                 self.flow_node(parent, Props::default())?;
                 self.flow_ws(parent)?;
@@ -1109,22 +1087,23 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     Some(b',') => {
                         self.pos += 1;
                         self.flow_ws(parent)?;
-                        if self.peek() == Some(b'}') {
+                        if self.peek() == Some(close) {
                             return self.bail("a trailing comma");
                         }
                     }
-                    Some(b'}') => break,
-                    _ => return self.bail("a flow mapping entry the fast parser does not read"),
+                    Some(c) if c == close => break,
+                    _ => return self.bail("a flow entry the fast parser does not read"),
                 }
             }
         }
         self.pos += 1;
         let at = self.pos;
         self.depth -= 1;
-        self.emit(Event::MappingEnd, at)
+        self.emit(end, at)
     }
 
-    /// A flow mapping key (a plain or quoted scalar) through its `: `.
+    /// A flow mapping key (a plain or quoted scalar) through its `: ` and the blanks after it;
+    /// a value must follow.
     fn flow_key(&mut self, parent: isize) -> R {
         let at = self.pos;
         let (text, style) = match self.peek() {
@@ -1141,6 +1120,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a flow mapping key without `: `");
         }
         self.pos += 1;
-        self.scalar(text, style, Props::default(), at)
+        self.scalar(text, style, Props::default(), at)?;
+        self.flow_ws(parent)?;
+        if matches!(self.peek(), Some(b',' | b'}')) {
+            return self.bail("a flow mapping entry without a value");
+        }
+        Ok(())
     }
 }

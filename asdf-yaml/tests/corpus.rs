@@ -4,22 +4,6 @@
 use asdf_yaml::{emit_to_string, parse_bytes, parse_str, Node, Value};
 use std::path::PathBuf;
 
-/// The YAML text of an ASDF file: everything up to and including the `...` line (the binary
-/// blocks, if any, follow it).
-fn tree_text(bytes: &[u8]) -> &[u8] {
-    let mut i = 0;
-    while let Some(p) = bytes[i..].windows(4).position(|w| w == b"\n...") {
-        let end = i + p + 4;
-        match bytes.get(end) {
-            None => return &bytes[..end],
-            Some(b'\n') => return &bytes[..end + 1],
-            Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => return &bytes[..end + 2],
-            _ => i = end,
-        }
-    }
-    bytes
-}
-
 fn reference_files() -> Vec<PathBuf> {
     let root = asdf_testkit::corpus_file("asdf-standard/reference_files");
     let mut files = Vec::new();
@@ -52,7 +36,7 @@ fn every_reference_tree_round_trips() {
     );
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
-        let text = tree_text(&bytes);
+        let text = asdf_testkit::asdf_tree_text(&bytes);
         let tree = parse_bytes(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(
             tree.tag()
@@ -82,7 +66,7 @@ fn every_reference_tree_round_trips() {
 
 fn load(rel: &str) -> Node {
     let bytes = std::fs::read(asdf_testkit::corpus_file(rel)).unwrap();
-    parse_bytes(tree_text(&bytes)).unwrap()
+    parse_bytes(asdf_testkit::asdf_tree_text(&bytes)).unwrap()
 }
 
 #[test]

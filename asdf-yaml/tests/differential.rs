@@ -71,21 +71,6 @@ pub fn check(text: &str) -> bool {
     }
 }
 
-/// The YAML text of an ASDF file: up to and including the `...` line.
-fn tree_text(bytes: &[u8]) -> &[u8] {
-    let mut i = 0;
-    while let Some(p) = bytes[i..].windows(4).position(|w| w == b"\n...") {
-        let end = i + p + 4;
-        match bytes.get(end) {
-            None => return &bytes[..end],
-            Some(b'\n') => return &bytes[..end + 1],
-            Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => return &bytes[..end + 2],
-            _ => i = end,
-        }
-    }
-    bytes
-}
-
 fn corpus_texts() -> Vec<(String, String)> {
     let mut files = Vec::new();
     let mut dirs = vec![asdf_testkit::corpus_dir()];
@@ -99,7 +84,7 @@ fn corpus_texts() -> Vec<(String, String)> {
                 Some("asdf" | "yaml")
             ) {
                 let bytes = std::fs::read(&path).unwrap();
-                if let Ok(text) = std::str::from_utf8(tree_text(&bytes)) {
+                if let Ok(text) = std::str::from_utf8(asdf_testkit::asdf_tree_text(&bytes)) {
                     files.push((path.display().to_string(), text.to_string()));
                 }
             }
@@ -287,24 +272,8 @@ fn typical_asdf_text_is_read_by_the_fast_parser() {
     assert!(check(text), "the fast parser should read typical ASDF text");
 }
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Corrupts `text` by a few edits drawn from the characters YAML gives meaning to.
-fn mutate(text: &str, rng: &mut Rng) -> String {
+fn mutate(text: &str, rng: &mut asdf_testkit::Rng) -> String {
     const PIECES: &[&str] = &[
         " ", "  ", "\n", "\t", ":", ": ", "- ", "-", "#", " #", "'", "\"", "\\", "[", "]", "{",
         "}", ",", "&a ", "*a", "!", "!t ", "!!str ", "|", ">", "?", "...", "---", "%", "é", "x",
@@ -335,7 +304,7 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
 
 #[test]
 fn corrupted_texts_give_the_reference_result() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = asdf_testkit::Rng(0x9E37_79B9_7F4A_7C15);
     let mut seeds: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
     // A few real trees too (the smaller ones, to keep the test quick).
     seeds.extend(

@@ -7,21 +7,7 @@ use common::*;
 
 use std::path::Path;
 
-use asdf_testkit::TempDir;
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use asdf_testkit::{Rng, TempDir};
 
 fn variants(bytes: &[u8], rng: &mut Rng, flips: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();

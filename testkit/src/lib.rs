@@ -207,3 +207,51 @@ impl CountingAllocator {
             .saturating_sub(base)
     }
 }
+
+/// A small deterministic generator (xorshift64) for tests that mutate or generate input, so a
+/// failure reproduces from its seed.
+///
+/// ```
+/// let mut a = asdf_testkit::Rng(7);
+/// let mut b = asdf_testkit::Rng(7);
+/// assert_eq!(a.next(), b.next());
+/// assert!(a.below(10) < 10);
+/// ```
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits (the seed must not be 0).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The YAML text of an ASDF file's bytes: everything up to and including the `...` line (the
+/// binary blocks, if any, follow it), or all of it when there is no such line.
+///
+/// ```
+/// let file = b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: 1}\n...\n\xd3BLK....";
+/// assert_eq!(asdf_testkit::asdf_tree_text(file), b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: 1}\n...\n");
+/// ```
+pub fn asdf_tree_text(bytes: &[u8]) -> &[u8] {
+    let mut i = 0;
+    while let Some(p) = bytes[i..].windows(4).position(|w| w == b"\n...") {
+        let end = i + p + 4;
+        match bytes.get(end) {
+            None => return &bytes[..end],
+            Some(b'\n') => return &bytes[..end + 1],
+            Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => return &bytes[..end + 2],
+            _ => i = end,
+        }
+    }
+    bytes
+}

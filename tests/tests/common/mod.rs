@@ -147,19 +147,7 @@ impl Stats {
     }
 }
 
-/// A xorshift generator: the sweep is deterministic.
-pub(crate) struct Rng(pub u64);
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+pub(crate) use asdf_testkit::Rng;
 
 /// Every corpus file with extension `ext`, sorted, with its path relative to the corpus.
 pub(crate) fn corpus_files(ext: &str) -> Vec<(String, PathBuf)> {
