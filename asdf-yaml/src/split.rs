@@ -244,7 +244,12 @@ fn plan(text: &str) -> Option<Plan> {
             let child_indent = body[first].indent?;
             path.push(key.to_string());
             if is_seq_entry(text, &body[first]) && child_indent >= indent {
-                return seq_plan(text, body, inner, child_indent, document_start, path);
+                let doc = Doc {
+                    text,
+                    body,
+                    start: document_start,
+                };
+                return seq_plan(&doc, inner, child_indent, path);
             }
             if child_indent <= indent {
                 return None;
@@ -257,16 +262,17 @@ fn plan(text: &str) -> Option<Plan> {
         if path.is_empty() || starts.len() < 2 {
             return None;
         }
-        return cut(
+        let doc = Doc {
             text,
             body,
+            start: document_start,
+        };
+        let entries = Entries {
             range,
-            &starts,
+            starts,
             indent,
-            document_start,
-            path,
-            false,
-        );
+        };
+        return cut(&doc, entries, path, false);
     }
 }
 
@@ -280,18 +286,16 @@ fn is_seq_entry(text: &str, line: &Line) -> bool {
 
 /// The plan for a block sequence whose entries start at `indent` within `range`.
 fn seq_plan(
-    text: &str,
-    body: &[Line],
+    doc: &Doc<'_>,
     range: std::ops::Range<usize>,
     indent: usize,
-    document_start: usize,
     path: Vec<String>,
 ) -> Option<Plan> {
     let mut starts = Vec::new();
     for i in range.clone() {
-        match body[i].indent {
+        match doc.body[i].indent {
             None => {}
-            Some(n) if n == indent && is_seq_entry(text, &body[i]) => starts.push(i),
+            Some(n) if n == indent && is_seq_entry(doc.text, &doc.body[i]) => starts.push(i),
             Some(n) if n > indent && !starts.is_empty() => {}
             _ => return None,
         }
@@ -299,30 +303,37 @@ fn seq_plan(
     if starts.len() < 2 {
         return None;
     }
-    cut(
-        text,
-        body,
+    let entries = Entries {
         range,
-        &starts,
+        starts,
         indent,
-        document_start,
-        path,
-        true,
-    )
+    };
+    cut(doc, entries, path, true)
 }
 
-/// Cuts the region of `range` into pieces at entry lines (`starts`), about four per thread.
-#[allow(clippy::too_many_arguments)]
-fn cut(
-    text: &str,
-    body: &[Line],
+/// The document being planned: its text, its body lines and where its `---` line starts.
+struct Doc<'a> {
+    text: &'a str,
+    body: &'a [Line],
+    start: usize,
+}
+
+/// The entry lines of one collection: its range of body lines, the line where each entry
+/// starts, and their indentation.
+struct Entries {
     range: std::ops::Range<usize>,
-    starts: &[usize],
+    starts: Vec<usize>,
     indent: usize,
-    document_start: usize,
-    path: Vec<String>,
-    seq: bool,
-) -> Option<Plan> {
+}
+
+/// Cuts the collection's region into pieces at entry lines, about four per thread.
+fn cut(doc: &Doc<'_>, entries: Entries, path: Vec<String>, seq: bool) -> Option<Plan> {
+    let (text, body) = (doc.text, doc.body);
+    let Entries {
+        range,
+        starts,
+        indent,
+    } = entries;
     let region = body[range.start].start..body[range.end - 1].end;
     let pieces = (rayon::current_num_threads() * 4).max(2);
     let target = region.len() / pieces;
@@ -342,7 +353,7 @@ fn cut(
         return None;
     }
     Some(Plan {
-        document_start,
+        document_start: doc.start,
         region,
         cuts,
         indent,
