@@ -75,6 +75,17 @@ pub enum Error {
         /// The alias that crossed the limit.
         location: Location,
     },
+    /// Aliases would expand to more scalar bytes than
+    /// [`Limits::max_alias_bytes`](crate::Limits::max_alias_bytes).
+    #[error(
+        "aliases expand to more than the limit of {limit} bytes of scalars (alias at {location})"
+    )]
+    AliasBytesLimit {
+        /// The configured limit.
+        limit: u64,
+        /// The alias that crossed the limit.
+        location: Location,
+    },
     /// A scalar is longer than [`Limits::max_scalar_bytes`](crate::Limits::max_scalar_bytes).
     #[error("scalar of {len} bytes at {location} exceeds the limit of {limit} bytes")]
     ScalarLimit {

@@ -36,6 +36,10 @@ pub struct Limits {
     /// the full expansion of each alias (default 1 000 000). A "billion laughs" document fails
     /// fast instead of describing 10^9 nodes to downstream walkers.
     pub max_alias_nodes: u64,
+    /// Maximum number of scalar bytes that aliases (and `<<` merges) may stand for in total
+    /// (default 256 MiB): an anchor on a multi-megabyte scalar aliased many times stays under
+    /// the node count but would make every printer of the tree write gigabytes.
+    pub max_alias_bytes: u64,
     /// Maximum length of one scalar in bytes (default 256 MiB).
     pub max_scalar_bytes: usize,
 }
@@ -45,6 +49,7 @@ impl Default for Limits {
         Limits {
             max_depth: 512,
             max_alias_nodes: 1_000_000,
+            max_alias_bytes: 256 << 20,
             max_scalar_bytes: 256 << 20,
         }
     }
@@ -65,6 +70,7 @@ impl Limits {
         Limits {
             max_depth: 512,
             max_alias_nodes: 100_000,
+            max_alias_bytes: 16 << 20,
             max_scalar_bytes: 64 << 20,
         }
     }
@@ -135,6 +141,8 @@ pub(crate) struct Built {
     pub warnings: Vec<Warning>,
     /// Nodes that aliases and merges stood for (charged against `max_alias_nodes`).
     pub alias_nodes: u64,
+    /// Scalar bytes that aliases and merges stood for (charged against `max_alias_bytes`).
+    pub alias_bytes: u64,
 }
 
 /// Parses `text` (already prepared: no byte-order mark, YAML 1.1 line breaks rewritten) on this
@@ -226,13 +234,37 @@ pub(crate) fn scan_directives(text: &str) -> (Option<String>, Vec<(String, Strin
     (version, tags)
 }
 
+/// How much a subtree expands to: its nodes and its scalars' bytes (for the alias budgets).
+#[derive(Clone, Copy, Debug, Default)]
+struct Size {
+    nodes: u64,
+    bytes: u64,
+}
+
+impl Size {
+    /// One node holding `bytes` of scalar text.
+    fn node(bytes: usize) -> Size {
+        Size {
+            nodes: 1,
+            bytes: bytes as u64,
+        }
+    }
+
+    fn add(self, other: Size) -> Size {
+        Size {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+}
+
 /// A collection under construction.
 struct Frame {
     tag: Option<Arc<str>>,
     anchor: usize,
     start: Marker,
-    /// Expanded node count of the finished children (for the alias budget).
-    size: u64,
+    /// Expanded size of the collection and its finished children (for the alias budgets).
+    size: Size,
     kind: FrameKind,
 }
 
@@ -250,7 +282,7 @@ enum FrameKind {
         /// Indices of entries whose key is the merge key.
         merges: Vec<usize>,
         /// Sizes of merge values.
-        merge_size: u64,
+        merge_size: Size,
     },
 }
 
@@ -263,10 +295,11 @@ struct Builder<'t> {
     base: usize,
     limits: Limits,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Arc<Node>, u64)>,
+    anchors: HashMap<usize, (Arc<Node>, Size)>,
     open_anchors: Vec<usize>,
     alias_nodes: u64,
-    root: Option<(Node, u64)>,
+    alias_bytes: u64,
+    root: Option<(Node, Size)>,
     warnings: Vec<Warning>,
     /// Set while the scalar just built is a plain `<<`.
     plain_merge: bool,
@@ -350,6 +383,7 @@ impl<'t> Builder<'t> {
             anchors: HashMap::new(),
             open_anchors: Vec::new(),
             alias_nodes: 0,
+            alias_bytes: 0,
             root: None,
             warnings: Vec::new(),
             plain_merge: false,
@@ -366,6 +400,7 @@ impl<'t> Builder<'t> {
             root: self.root.map(|(n, _)| n).unwrap_or_default(),
             warnings: self.warnings,
             alias_nodes: self.alias_nodes,
+            alias_bytes: self.alias_bytes,
         }
     }
 
@@ -416,7 +451,7 @@ impl<'t> Builder<'t> {
                     start: self.pairs.len(),
                     pending: None,
                     merges: Vec::new(),
-                    merge_size: 0,
+                    merge_size: Size::default(),
                 };
                 self.push(anchor, tag, mark, kind)?;
             }
@@ -452,14 +487,14 @@ impl<'t> Builder<'t> {
             tag,
             anchor,
             start,
-            size: 1,
+            size: Size::node(0),
             kind,
         });
         Ok(())
     }
 
     /// Closes the innermost collection and returns it with its expanded size.
-    fn pop(&mut self, mark: &Marker) -> Result<(Node, u64)> {
+    fn pop(&mut self, mark: &Marker) -> Result<(Node, Size)> {
         let Some(frame) = self.stack.pop() else {
             return Err(Error::Syntax {
                 location: self.loc(mark),
@@ -479,7 +514,7 @@ impl<'t> Builder<'t> {
                 let entries = if merges.is_empty() {
                     entries
                 } else {
-                    size = size.saturating_add(merge_size);
+                    size = size.add(merge_size);
                     self.charge_aliases(merge_size, &frame.start)?;
                     self.flatten_merges(entries, &merges, &frame.start)?
                 };
@@ -497,11 +532,18 @@ impl<'t> Builder<'t> {
         Ok(self.anchor((node, size), frame.anchor))
     }
 
-    fn charge_aliases(&mut self, n: u64, mark: &Marker) -> Result<()> {
-        self.alias_nodes = self.alias_nodes.saturating_add(n);
+    fn charge_aliases(&mut self, n: Size, mark: &Marker) -> Result<()> {
+        self.alias_nodes = self.alias_nodes.saturating_add(n.nodes);
+        self.alias_bytes = self.alias_bytes.saturating_add(n.bytes);
         if self.alias_nodes > self.limits.max_alias_nodes {
             return Err(Error::AliasLimit {
                 limit: self.limits.max_alias_nodes,
+                location: self.loc(mark),
+            });
+        }
+        if self.alias_bytes > self.limits.max_alias_bytes {
+            return Err(Error::AliasBytesLimit {
+                limit: self.limits.max_alias_bytes,
                 location: self.loc(mark),
             });
         }
@@ -541,7 +583,7 @@ impl<'t> Builder<'t> {
         Ok(merged)
     }
 
-    fn anchor(&mut self, (node, size): (Node, u64), anchor: usize) -> (Node, u64) {
+    fn anchor(&mut self, (node, size): (Node, Size), anchor: usize) -> (Node, Size) {
         if anchor == 0 {
             return (node, size);
         }
@@ -550,7 +592,7 @@ impl<'t> Builder<'t> {
         (Node::new(Value::Shared(arc)), size)
     }
 
-    fn alias(&mut self, id: usize, mark: &Marker) -> Result<(Node, u64)> {
+    fn alias(&mut self, id: usize, mark: &Marker) -> Result<(Node, Size)> {
         let Some((arc, size)) = self.anchors.get(&id).cloned() else {
             let reason = if self.open_anchors.contains(&id) {
                 "an anchor that contains it (recursive alias)"
@@ -572,7 +614,8 @@ impl<'t> Builder<'t> {
         style: ScalarStyle,
         tag: Option<Cow<'_, Tag>>,
         mark: &Marker,
-    ) -> Result<(Node, u64)> {
+    ) -> Result<(Node, Size)> {
+        let size = Size::node(text.len());
         if text.len() > self.limits.max_scalar_bytes {
             return Err(Error::ScalarLimit {
                 len: text.len(),
@@ -638,16 +681,16 @@ impl<'t> Builder<'t> {
                 _ => Node::from(text.into_owned()).with_shared_tag(self.intern(t, mark)?),
             },
         };
-        Ok((node, 1))
+        Ok((node, size))
     }
 
     /// Places a finished node into its parent (or as the root).
-    fn finish(&mut self, (node, size): (Node, u64), mark: &Marker) -> Result<()> {
+    fn finish(&mut self, (node, size): (Node, Size), mark: &Marker) -> Result<()> {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some((node, size));
             return Ok(());
         };
-        frame.size = frame.size.saturating_add(size);
+        frame.size = frame.size.add(size);
         match &mut frame.kind {
             FrameKind::Seq { .. } => self.items.push(node),
             FrameKind::Map {
@@ -659,7 +702,7 @@ impl<'t> Builder<'t> {
                 Some((key, is_merge)) => {
                     if is_merge {
                         merges.push(self.pairs.len() - *start);
-                        *merge_size = merge_size.saturating_add(size);
+                        *merge_size = merge_size.add(size);
                     }
                     self.pairs.push((key, node));
                 }

@@ -71,19 +71,24 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
     let mut entries = Vec::new();
     let mut items = Vec::new();
     let mut alias_nodes = skeleton.alias_nodes;
+    let mut alias_bytes = skeleton.alias_bytes;
     for piece in pieces {
         let mut piece = piece?;
         if !piece.warnings.is_empty() || piece.root.tag().is_some() || piece.root.is_shared() {
             return None;
         }
         alias_nodes = alias_nodes.saturating_add(piece.alias_nodes);
+        alias_bytes = alias_bytes.saturating_add(piece.alias_bytes);
         match (std::mem::take(piece.root.value_mut()), plan.seq) {
             (Value::Map(m), false) => entries.extend(m),
             (Value::Seq(s), true) => items.extend(s),
             _ => return None,
         }
     }
-    if alias_nodes > options.limits.max_alias_nodes || !skeleton.warnings.is_empty() {
+    if alias_nodes > options.limits.max_alias_nodes
+        || alias_bytes > options.limits.max_alias_bytes
+        || !skeleton.warnings.is_empty()
+    {
         return None;
     }
     let slot = locate(&mut skeleton.root, &plan.path, plan.seq)?;
@@ -92,6 +97,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         false => Value::Map(dedup(entries)),
     });
     skeleton.alias_nodes = alias_nodes;
+    skeleton.alias_bytes = alias_bytes;
     Some(skeleton)
 }
 

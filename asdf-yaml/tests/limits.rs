@@ -1,6 +1,6 @@
 //! Hostile inputs fail fast with typed errors: no stack overflow, no gigabytes, no hang.
 
-use asdf_yaml::{parse_document, parse_str, Error, Limits, ParseOptions};
+use asdf_yaml::{parse_document, parse_str, Engine, Error, Limits, ParseOptions};
 use std::time::{Duration, Instant};
 
 fn quick<T>(what: &str, f: impl FnOnce() -> T) -> T {
@@ -38,6 +38,7 @@ fn billion_laughs_is_refused() {
     let opts = ParseOptions {
         limits: Limits {
             max_alias_nodes: u64::MAX,
+            max_alias_bytes: u64::MAX,
             ..Limits::default()
         },
         ..ParseOptions::default()
@@ -49,6 +50,39 @@ fn billion_laughs_is_refused() {
             .and_then(|n| n.as_str()),
         Some("lol")
     );
+}
+
+#[test]
+fn alias_expansion_is_bounded_in_bytes() {
+    // A 1 MiB scalar aliased 300 times: 301 nodes, but 300 MiB for anything that prints the tree.
+    let big = "x".repeat(1 << 20);
+    let text = format!("a: &big {big}\nb: [{}]\n", vec!["*big"; 300].join(", "));
+    for engine in [Engine::Auto, Engine::Reference] {
+        let opts = ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        let err = quick("big aliases", || parse_document(&text, &opts)).unwrap_err();
+        assert!(
+            matches!(err, Error::AliasBytesLimit { limit, .. } if limit == 256 << 20),
+            "{err}"
+        );
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+    // Fewer aliases fit the default; the untrusted preset allows 16 MiB.
+    let text = format!("a: &big {big}\nb: [{}]\n", vec!["*big"; 20].join(", "));
+    assert!(parse_document(&text, &ParseOptions::default()).is_ok());
+    let err = parse_document(&text, &ParseOptions::untrusted()).unwrap_err();
+    assert!(matches!(err, Error::AliasBytesLimit { .. }), "{err}");
+    // Merges count too.
+    let text = format!(
+        "a: &m {{k: {big}}}\n{}",
+        (0..300)
+            .map(|i| format!("c{i}: {{<<: *m}}\n"))
+            .collect::<String>()
+    );
+    let err = parse_document(&text, &ParseOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::AliasBytesLimit { .. }), "{err}");
 }
 
 #[test]
