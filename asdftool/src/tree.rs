@@ -10,14 +10,12 @@ use crate::error::{CliError, Result};
 /// Deepest nesting the tool walks (the YAML parser has its own, lower, limit).
 pub const MAX_DEPTH: usize = 2_000;
 
-/// Escapes one JSON Pointer token (`~` → `~0`, `/` → `~1`).
+/// Escapes one JSON Pointer token (`~` → `~0`, `/` → `~1`): the YAML layer's rule, re-exported.
 ///
 /// ```
 /// assert_eq!(asdftool::tree::escape("a/b~c"), "a~1b~0c");
 /// ```
-pub fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
+pub use asdf::yaml::pointer::escape;
 
 /// The text of a mapping key as it appears in a JSON Pointer and in listings.
 pub fn key_text(key: &Node) -> String {
@@ -71,8 +69,7 @@ fn walk(
         Value::Map(m) => {
             let mut out = Mapping::new();
             for (k, v) in m.iter() {
-                path.push('/');
-                path.push_str(&escape(&key_text(k)));
+                asdf::yaml::pointer::push_token(path, &key_text(k));
                 let nv = walk(v, path, f, memo, depth + 1)?;
                 path.truncate(len);
                 out.insert(k.clone(), nv);
@@ -114,8 +111,7 @@ pub fn visit(root: &Node, visit: &mut dyn FnMut(&str, Option<&str>, &Node) -> bo
             Value::Map(m) => {
                 for (k, v) in m.iter() {
                     let kt = key_text(k);
-                    path.push('/');
-                    path.push_str(&escape(&kt));
+                    asdf::yaml::pointer::push_token(path, &kt);
                     go(v, Some(&kt), path, f, depth + 1);
                     path.truncate(len);
                 }
