@@ -172,6 +172,39 @@ pub(crate) fn decode_block<'a>(
     }
 }
 
+/// Checks and decodes the stored bytes of a block that the caller read itself (a ranged read of
+/// a remote file, ...): sizes, checksum under `options.checksums`, and the codec with its
+/// bounds, exactly as [`BlockReader::data`] does. `stored` must be the block's whole stored
+/// range.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use asdf_block::{decode_stored, BlockReader, BlockWriter, Label, ReadOptions};
+/// let mut w = BlockWriter::new(Vec::new(), 0, Default::default());
+/// w.write_data(&[5u8; 3000], Label::from_name("zstd").unwrap(), &Default::default()).unwrap();
+/// let file = w.finish().unwrap();
+/// let r = BlockReader::new(&file[..], 0, ReadOptions::default()).unwrap();
+/// let info = r.blocks()[0];
+/// let stored = &file[info.stored_range().start as usize..info.stored_range().end as usize];
+/// let (data, _) = decode_stored(&info, Cow::Borrowed(stored), r.options()).unwrap();
+/// assert_eq!(&*data, &[5u8; 3000][..]);
+/// ```
+pub fn decode_stored<'a>(
+    info: &BlockInfo,
+    stored: Cow<'a, [u8]>,
+    options: &ReadOptions,
+) -> Result<(Cow<'a, [u8]>, ChecksumStatus)> {
+    if stored.len() as u64 != info.stored_len {
+        return Err(BlockError::Usage(format!(
+            "block {} stores {} bytes, {} were given",
+            info.index,
+            info.stored_len,
+            stored.len()
+        )));
+    }
+    decode_block(info, stored, options, options.checksums, false)
+}
+
 fn resolve_index(blocks: &[BlockInfo], source: i64) -> Result<usize> {
     let n = blocks.len();
     let idx = if source < 0 {

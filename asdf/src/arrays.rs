@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use asdf_ndarray::{
-    AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, CHUNKED_TAG,
+    AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, ReadLimits, CHUNKED_TAG,
 };
 use asdf_yaml::pointer::push_token;
 use asdf_yaml::{Node, Value};
@@ -199,17 +199,7 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// assert!(f.array::<f32>("/data").unwrap_err().to_string().contains("float64"));
     /// ```
     pub fn array<T: Element>(&self, pointer: &str) -> Result<ArrayD<T>> {
-        let node = self.node_at(pointer)?;
-        if array_kind(node) == Some(ArrayKind::Chunked) {
-            let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-            let full: Vec<std::ops::Range<usize>> = c.shape.iter().map(|&d| 0..d).collect();
-            return c
-                .region_with::<T>(self, &full, &self.array_limits)
-                .map_err(|e| arr(pointer, e));
-        }
-        meta_of(pointer, node)?
-            .array_with::<T>(self, &self.array_limits)
-            .map_err(|e| arr(pointer, e))
+        array_in(self.node_at(pointer)?, pointer, self, &self.array_limits)
     }
 
     /// A zero-copy view of the array at `pointer`, borrowed from the file's memory map; an
@@ -222,16 +212,39 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
 
     /// The array at `pointer` whatever its datatype.
     pub fn read(&self, pointer: &str) -> Result<AnyArray> {
+        read_in(self.node_at(pointer)?, pointer, self, &self.array_limits)
+    }
+
+    /// The sub-array `region` (one range per dimension) of the array at `pointer`. A chunked
+    /// array decodes only the chunks the region touches; an uncompressed block-backed array is
+    /// sliced from its zero-copy view without copying the rest; other arrays are read and
+    /// sliced. [`RemoteFile::read_region`](crate::remote::RemoteFile::read_region) (feature
+    /// `remote`) reads only the byte ranges or chunks that cover the region.
+    ///
+    /// ```
+    /// use asdf::{AsdfFile, AsdfWriter, StoreOptions};
+    /// use ndarray::{s, Array2};
+    /// let a = Array2::from_shape_fn((40, 50), |(i, j)| (i * 100 + j) as i32);
+    /// let mut w = AsdfWriter::new();
+    /// let node = w.add(&a, &StoreOptions::default()).unwrap();
+    /// let bytes = w.to_bytes(asdf::yaml::Node::mapping([("a", node)]), &Default::default()).unwrap();
+    /// let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+    /// let part = f.read_region::<i32>("/a", &[10..13, 20..50]).unwrap();
+    /// assert_eq!(part, a.slice(s![10..13, 20..50]).into_dyn());
+    /// assert!(f.read_region::<i32>("/a", &[0..41, 0..1]).is_err());
+    /// ```
+    pub fn read_region<T: Element>(
+        &self,
+        pointer: &str,
+        region: &[std::ops::Range<usize>],
+    ) -> Result<ArrayD<T>> {
         let node = self.node_at(pointer)?;
-        if array_kind(node) == Some(ArrayKind::Chunked) {
-            let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-            return c
-                .read_with(self, &self.array_limits)
-                .map_err(|e| arr(pointer, e));
+        if array_kind(node) == Some(ArrayKind::NdArray) {
+            if let Ok(view) = self.view::<T>(pointer) {
+                return slice_region(view, pointer, region);
+            }
         }
-        meta_of(pointer, node)?
-            .read_with(self, &self.array_limits)
-            .map_err(|e| arr(pointer, e))
+        region_in(node, pointer, self, &self.array_limits, region)
     }
 
     /// The array at `pointer` and its mask (`true` = missing: inline `null`s, a `mask` array
@@ -254,7 +267,88 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     }
 }
 
-fn meta_of(pointer: &str, node: &Node) -> Result<NdArrayMeta> {
+/// The array `node` (at `pointer`) as an owned `ArrayD<T>`, its blocks read from `store`.
+pub(crate) fn array_in<T: Element>(
+    node: &Node,
+    pointer: &str,
+    store: &(impl BlockStore + Sync),
+    limits: &ReadLimits,
+) -> Result<ArrayD<T>> {
+    if array_kind(node) == Some(ArrayKind::Chunked) {
+        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+        let full: Vec<std::ops::Range<usize>> = c.shape.iter().map(|&d| 0..d).collect();
+        return c
+            .region_with::<T>(store, &full, limits)
+            .map_err(|e| arr(pointer, e));
+    }
+    meta_of(pointer, node)?
+        .array_with::<T>(store, limits)
+        .map_err(|e| arr(pointer, e))
+}
+
+/// The array `node` (at `pointer`) whatever its datatype, its blocks read from `store`.
+pub(crate) fn read_in(
+    node: &Node,
+    pointer: &str,
+    store: &(impl BlockStore + Sync),
+    limits: &ReadLimits,
+) -> Result<AnyArray> {
+    if array_kind(node) == Some(ArrayKind::Chunked) {
+        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+        return c.read_with(store, limits).map_err(|e| arr(pointer, e));
+    }
+    meta_of(pointer, node)?
+        .read_with(store, limits)
+        .map_err(|e| arr(pointer, e))
+}
+
+/// The sub-array `region` of the array `node` (at `pointer`): the chunks it touches for a
+/// chunked array, the whole array sliced otherwise.
+pub(crate) fn region_in<T: Element>(
+    node: &Node,
+    pointer: &str,
+    store: &(impl BlockStore + Sync),
+    limits: &ReadLimits,
+    region: &[std::ops::Range<usize>],
+) -> Result<ArrayD<T>> {
+    if array_kind(node) == Some(ArrayKind::Chunked) {
+        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+        return c
+            .region_with::<T>(store, region, limits)
+            .map_err(|e| arr(pointer, e));
+    }
+    let whole = array_in::<T>(node, pointer, store, limits)?;
+    slice_region(whole.view(), pointer, region)
+}
+
+/// The sub-array `region` of `a`, copied; an error unless it has one range per dimension, each
+/// inside it.
+pub(crate) fn slice_region<T: Clone>(
+    a: ArrayViewD<'_, T>,
+    pointer: &str,
+    region: &[std::ops::Range<usize>],
+) -> Result<ArrayD<T>> {
+    let inside = region.len() == a.ndim()
+        && region
+            .iter()
+            .zip(a.shape())
+            .all(|(r, &d)| r.start <= r.end && r.end <= d);
+    if !inside {
+        return Err(arr(
+            pointer,
+            NdError::Usage(format!(
+                "region {region:?} is not inside shape {:?}",
+                a.shape()
+            )),
+        ));
+    }
+    Ok(
+        a.slice_each_axis(|ax| ndarray::Slice::from(region[ax.axis.index()].clone()))
+            .to_owned(),
+    )
+}
+
+pub(crate) fn meta_of(pointer: &str, node: &Node) -> Result<NdArrayMeta> {
     match array_kind(node) {
         Some(ArrayKind::NdArray) => NdArrayMeta::from_node(node).map_err(|e| arr(pointer, e)),
         _ => Err(AsdfError::NotAnArray {
@@ -264,7 +358,7 @@ fn meta_of(pointer: &str, node: &Node) -> Result<NdArrayMeta> {
     }
 }
 
-fn arr(pointer: &str, source: NdError) -> AsdfError {
+pub(crate) fn arr(pointer: &str, source: NdError) -> AsdfError {
     AsdfError::Array {
         pointer: pointer.to_string(),
         source,

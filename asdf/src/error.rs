@@ -114,6 +114,18 @@ pub enum AsdfError {
         /// Why.
         reason: String,
     },
+    /// A remote object could not be read: the URL, the byte range when one was being read, and
+    /// why (missing object, access denied, a short or non-ranged answer, a timeout, the object
+    /// replaced while reading).
+    #[error("{url}{}: {reason}", range.as_ref().map(|r| format!(" (bytes {}..{})", r.start, r.end)).unwrap_or_default())]
+    Remote {
+        /// The object's URL.
+        url: String,
+        /// The byte range being read, if any.
+        range: Option<std::ops::Range<u64>>,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 impl AsdfError {

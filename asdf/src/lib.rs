@@ -32,6 +32,8 @@ pub mod external;
 mod file;
 pub mod layout;
 mod rebuild;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod salvage;
 mod save;
 mod stream;

@@ -5,6 +5,8 @@
 //!   `target/interop-venv`. Without it, a plain `cargo test` skips interop tests with a visible
 //!   message; with `CI` or `ASDF_REQUIRE_INTEROP` set, a missing interpreter fails the test instead.
 
+pub mod http;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,593 @@
+//! An ASDF file read where it is stored, by byte ranges.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use asdf_block::{BlockInfo, BlockLayout, HEADER_LEN, INDEX_HEADER};
+use asdf_ndarray::{AnyArray, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source};
+use asdf_yaml::Node;
+use bytes::Bytes;
+use ndarray::ArrayD;
+
+use super::object::{RemoteObject, Traffic};
+use super::options::RemoteOptions;
+use super::source::HeldRanges;
+use crate::arrays::{arr, array_in, array_kind, read_in, region_in, slice_region, ArrayKind};
+use crate::error::{AsdfError, Result};
+use crate::file::{DecodeBudget, OpenOptions};
+use crate::layout::{split, FileHeader};
+
+/// Where the async work of a remote file runs: a runtime of its own (the blocking API) or the
+/// caller's (the async API).
+enum Exec {
+    Own(Option<tokio::runtime::Runtime>),
+    Shared(tokio::runtime::Handle),
+}
+
+impl Exec {
+    fn handle(&self) -> Option<tokio::runtime::Handle> {
+        match self {
+            Exec::Own(rt) => rt.as_ref().map(|r| r.handle().clone()),
+            Exec::Shared(h) => Some(h.clone()),
+        }
+    }
+}
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        // A runtime dropped inside another one would panic; this never blocks.
+        if let Exec::Own(rt) = self {
+            if let Some(rt) = rt.take() {
+                rt.shutdown_background();
+            }
+        }
+    }
+}
+
+/// An ASDF file on S3, GCS, Azure, an HTTP(S) server or a `file://` URL, read by byte ranges
+/// (feature `remote`).
+///
+/// Opening reads the first and last [`first_read`](RemoteOptions::first_read) bytes in two
+/// concurrent requests: the header and tree, and the block index. The tree is read further only
+/// when it is longer; block headers come from the validated index (missing ones in a few
+/// concurrent, coalesced requests), or from walking the blocks when the file has no valid index.
+/// Block data is read only when an array needs it, and [`read_region`](Self::read_region) reads
+/// only the chunks or byte ranges a region covers. Checksums and every limit of
+/// [`OpenOptions`] apply as for local files; every read is pinned to the ETag the first one saw.
+///
+/// ```no_run
+/// use asdf::AsdfFile;
+/// let f = AsdfFile::open_url("s3://my-bucket/products/r0001.asdf")?;
+/// println!("{} blocks, tree {:?}", f.blocks().len(), f.tree().get("meta"));
+/// let flux = f.array::<f32>("/roman/data")?;
+/// let window = f.read_region::<f32>("/roman/data", &[2000..2030, 2000..2030])?;
+/// println!("{:?} read in {:?}", window.shape(), f.traffic());
+/// # Ok::<(), asdf::AsdfError>(())
+/// ```
+pub struct RemoteFile {
+    object: RemoteObject,
+    header: FileHeader,
+    tree: Node,
+    tree_range: Option<Range<usize>>,
+    layout: BlockLayout,
+    warnings: Vec<String>,
+    options: OpenOptions,
+    decoded: DecodeBudget,
+    /// Stored bytes of blocks read before, kept within `max_cached_block_bytes`.
+    kept: Vec<OnceLock<Bytes>>,
+    kept_bytes: AtomicU64,
+    /// Last field: the runtime stops after everything that uses it.
+    exec: Exec,
+}
+
+impl std::fmt::Debug for RemoteFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteFile")
+            .field("object", &self.object)
+            .field("blocks", &self.layout.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn no_runtime_inside(url: &str) -> Result<()> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(AsdfError::Remote {
+            url: url.to_string(),
+            range: None,
+            reason: "the blocking API was called inside an async runtime: use the `_async` \
+                     methods there (or call it from `spawn_blocking`)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+impl RemoteFile {
+    /// Opens the file at `url`, blocking until its header, tree and block headers are read.
+    pub fn open(url: &str, options: &RemoteOptions) -> Result<Self> {
+        no_runtime_inside(url)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("asdf-remote")
+            .enable_all()
+            .build()
+            .map_err(|e| AsdfError::io("starting the runtime for remote reads", e))?;
+        let handle = rt.handle().clone();
+        Self::open_on(Exec::Own(Some(rt)), &handle, url, options)
+    }
+
+    /// [`open`](Self::open) from async code, on the caller's tokio runtime.
+    pub async fn open_async(url: &str, options: &RemoteOptions) -> Result<Self> {
+        let handle = tokio::runtime::Handle::current();
+        let (url, options) = (url.to_string(), options.clone());
+        tokio::task::spawn_blocking(move || {
+            let h = handle.clone();
+            Self::open_on(Exec::Shared(handle), &h, &url, &options)
+        })
+        .await
+        .map_err(|e| AsdfError::io("opening a remote file", std::io::Error::other(e)))?
+    }
+
+    fn open_on(
+        exec: Exec,
+        handle: &tokio::runtime::Handle,
+        url: &str,
+        options: &RemoteOptions,
+    ) -> Result<Self> {
+        let (object, ends) = handle.block_on(RemoteObject::open(url, options))?;
+        let index = parse_tail_index(&ends.tail);
+        let head = through_tree(&object, handle, ends.head, index.as_deref(), options)?;
+        let sections = split(&head).map_err(|e| e.in_file(url))?;
+        let (tree, mut warnings) =
+            parse_tree(&head, sections.tree.clone(), &options.open).map_err(|e| e.in_file(url))?;
+        let layout = {
+            let mut held = HeldRanges::new(&object, handle);
+            held.hold(0, head);
+            held.hold(object.size() - ends.tail.len() as u64, ends.tail);
+            prefetch_headers(&mut held, &object, handle, index.as_deref())?;
+            asdf_block::scan_blocks(
+                &mut held,
+                sections.blocks_start as u64,
+                options.open.blocks.use_index,
+            )
+            .map_err(|e| AsdfError::from(e.in_file(url)))?
+        };
+        warnings.extend(layout.warnings.iter().cloned());
+        for w in &warnings {
+            log::warn!("{url}: {w}");
+        }
+        let open = &options.open;
+        let n = layout.blocks.len();
+        Ok(RemoteFile {
+            object,
+            header: sections.header,
+            tree,
+            tree_range: sections.tree,
+            layout,
+            warnings,
+            decoded: DecodeBudget::new(
+                open.max_total_decoded_bytes,
+                open.blocks.limits.max_decoded_block_size,
+                n,
+            ),
+            kept: (0..n).map(|_| OnceLock::new()).collect(),
+            kept_bytes: AtomicU64::new(0),
+            options: open.clone(),
+            exec,
+        })
+    }
+}
+
+/// The block offsets of a `#ASDF BLOCK INDEX` in the last bytes of the file, if it has one (a
+/// hint for reading block headers ahead: the block scan validates it).
+fn parse_tail_index(tail: &[u8]) -> Option<Vec<u64>> {
+    let at = memchr::memmem::rfind(tail, INDEX_HEADER)?;
+    asdf_block::parse_index(&tail[at..]).ok()
+}
+
+/// The file's first bytes through the end of its tree: `head` grown (to the first block the
+/// index names, or by doubling) while the tree's end marker is not in it.
+fn through_tree(
+    object: &RemoteObject,
+    handle: &tokio::runtime::Handle,
+    mut head: Bytes,
+    index: Option<&[u64]>,
+    options: &RemoteOptions,
+) -> Result<Bytes> {
+    let size = object.size();
+    loop {
+        let have = head.len() as u64;
+        let complete = match split(&head) {
+            Ok(s) => (s.blocks_start as u64) < have || have == size,
+            Err(AsdfError::MissingEndMarker { .. }) if have < size => false,
+            Err(e) => return Err(e.in_file(object.url())),
+        };
+        if complete {
+            return Ok(head);
+        }
+        let want = match index.and_then(|i| i.first()) {
+            Some(&first) if first > have => first.saturating_add(HEADER_LEN as u64),
+            _ => have.saturating_mul(2),
+        }
+        .min(size);
+        if want > options.max_tree_bytes {
+            return Err(object.error(
+                None,
+                format!(
+                    "the tree is longer than {} bytes (RemoteOptions::max_tree_bytes)",
+                    options.max_tree_bytes
+                ),
+            ));
+        }
+        let more = handle.block_on(object.fetch_one(have..want))?;
+        let mut joined = Vec::new();
+        joined
+            .try_reserve_exact(want as usize)
+            .map_err(|_| object.error(None, format!("cannot allocate {want} bytes")))?;
+        joined.extend_from_slice(&head);
+        joined.extend_from_slice(&more);
+        head = Bytes::from(joined);
+    }
+}
+
+/// Parses the tree in `bytes[range]` (an empty mapping without one), with the warnings the
+/// local reader would give.
+fn parse_tree(
+    bytes: &[u8],
+    range: Option<Range<usize>>,
+    options: &OpenOptions,
+) -> Result<(Node, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let tree = match range {
+        Some(r) => {
+            let doc = asdf_yaml::parse_document_bytes(&bytes[r.clone()], &options.yaml).map_err(
+                |source| AsdfError::Yaml {
+                    tree_start: r.start,
+                    source,
+                },
+            )?;
+            warnings.extend(doc.warnings.iter().map(|w| format!("tree: {w:?}")));
+            doc.root
+        }
+        None => Node::mapping(std::iter::empty::<(Node, Node)>()),
+    };
+    if options.validate {
+        crate::file::check(&tree)?;
+    }
+    if !options.ignore_unrecognized_tags {
+        warnings.extend(options.extensions.unknown_tags(&tree));
+    }
+    Ok((tree, warnings))
+}
+
+/// Reads the block headers the index names that the first reads did not cover, in concurrent
+/// coalesced requests, so the block scan finds them all in memory.
+fn prefetch_headers(
+    held: &mut HeldRanges<'_>,
+    object: &RemoteObject,
+    handle: &tokio::runtime::Handle,
+    index: Option<&[u64]>,
+) -> Result<()> {
+    let Some(offsets) = index else {
+        return Ok(());
+    };
+    let ranges: Vec<Range<u64>> = offsets
+        .iter()
+        .filter(|&&o| o < object.size())
+        .map(|&o| o..o.saturating_add(HEADER_LEN as u64).min(object.size()))
+        .collect();
+    let missing = held.missing(&ranges);
+    let got = handle.block_on(object.fetch(&missing))?;
+    for (r, b) in missing.iter().zip(got) {
+        held.hold(r.start, b);
+    }
+    Ok(())
+}
+
+impl RemoteFile {
+    /// The file's URL.
+    pub fn url(&self) -> &str {
+        self.object.url()
+    }
+
+    /// The object's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.object.size()
+    }
+
+    /// Requests sent and bytes received so far.
+    pub fn traffic(&self) -> Traffic {
+        self.object.traffic()
+    }
+
+    /// The `#ASDF` line and the comments after it.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The ASDF Standard version (`#ASDF_STANDARD`, `1.0.0` when absent).
+    pub fn standard_version(&self) -> &str {
+        &self.header.standard_version
+    }
+
+    /// The tree (an empty mapping for a file without one).
+    pub fn tree(&self) -> &Node {
+        &self.tree
+    }
+
+    /// The node at a JSON Pointer.
+    pub fn pointer(&self, pointer: &str) -> Option<&Node> {
+        self.tree.pointer(pointer)
+    }
+
+    /// Byte range of the YAML tree in the file, if it has one.
+    pub fn tree_range(&self) -> Option<Range<usize>> {
+        self.tree_range.clone()
+    }
+
+    /// Position and header of every block.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.layout.blocks
+    }
+
+    /// How the blocks were located (index used or walked).
+    pub fn layout(&self) -> &BlockLayout {
+        &self.layout
+    }
+
+    /// Non-fatal oddities found while reading.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The options the file was opened with.
+    pub fn open_options(&self) -> &OpenOptions {
+        &self.options
+    }
+
+    /// The JSON Pointers of every array in the tree, in tree order.
+    pub fn arrays(&self) -> Vec<(String, ArrayKind)> {
+        crate::arrays::find_arrays(&self.tree)
+    }
+
+    /// The parsed ndarray node at `pointer`.
+    pub fn meta(&self, pointer: &str) -> Result<NdArrayMeta> {
+        crate::arrays::meta_of(pointer, self.node_at(pointer)?)
+    }
+
+    fn node_at(&self, pointer: &str) -> Result<&Node> {
+        self.pointer(pointer)
+            .ok_or_else(|| AsdfError::NoNode(pointer.to_string()))
+    }
+
+    fn handle(&self) -> Result<tokio::runtime::Handle> {
+        no_runtime_inside(self.url())?;
+        self.exec
+            .handle()
+            .ok_or_else(|| self.object.error(None, "the file's runtime has stopped"))
+    }
+}
+
+/// The blocks one read needs, fetched: what the array layer reads them from.
+struct Fetched<'a> {
+    file: &'a RemoteFile,
+    blocks: HashMap<usize, Bytes>,
+}
+
+impl Fetched<'_> {
+    fn stored(&self, i: usize) -> Option<&Bytes> {
+        self.blocks
+            .get(&i)
+            .or_else(|| self.file.kept.get(i).and_then(OnceLock::get))
+    }
+}
+
+impl BlockStore for Fetched<'_> {
+    fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        let i = resolve(&self.file.layout.blocks, source)?;
+        let info = &self.file.layout.blocks[i];
+        let stored = self.stored(i).ok_or_else(|| {
+            asdf_ndarray::NdError::Usage(format!("block {i} was not read from {}", self.file.url()))
+        })?;
+        self.file.decoded.charge_nd(info)?;
+        let (data, _) =
+            asdf_block::decode_stored(info, Cow::Borrowed(&stored[..]), &self.file.options.blocks)
+                .map_err(|e| e.in_file(self.file.url()))?;
+        Ok(data)
+    }
+}
+
+/// Block `source` (negative counts from the end) of `blocks`.
+fn resolve(blocks: &[BlockInfo], source: i64) -> asdf_ndarray::Result<usize> {
+    let n = blocks.len() as i64;
+    let i = if source < 0 { n + source } else { source };
+    if (0..n).contains(&i) {
+        Ok(i as usize)
+    } else {
+        Err(asdf_block::BlockError::NoSuchBlock {
+            index: source,
+            count: blocks.len(),
+        }
+        .into())
+    }
+}
+
+/// The blocks the array `node` reads, limited to the chunks `region` touches when given.
+fn needed_blocks(node: &Node, pointer: &str, region: Option<&[Range<usize>]>) -> Result<Vec<i64>> {
+    let mut out = Vec::new();
+    let mut add = |meta: &NdArrayMeta| -> Result<()> {
+        match &meta.source {
+            Some(Source::Block(b)) => out.push(*b),
+            Some(Source::External(uri)) => {
+                return Err(AsdfError::External {
+                    uri: uri.clone(),
+                    reason: "external arrays of remote files are not read".into(),
+                })
+            }
+            None => {}
+        }
+        if let Some(Mask::Array(m)) = &meta.mask {
+            if let Some(Source::Block(b)) = &m.source {
+                out.push(*b);
+            }
+        }
+        Ok(())
+    };
+    match array_kind(node) {
+        Some(ArrayKind::Chunked) => {
+            let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
+            for chunk in &c.chunks {
+                if region.is_none_or(|r| touches(r, &chunk.start, &chunk.shape)) {
+                    add(&chunk.array)?;
+                }
+            }
+        }
+        _ => add(&crate::arrays::meta_of(pointer, node)?)?,
+    }
+    Ok(out)
+}
+
+/// Whether the box `start`/`shape` meets `region`.
+fn touches(region: &[Range<usize>], start: &[usize], shape: &[usize]) -> bool {
+    region
+        .iter()
+        .zip(start.iter().zip(shape))
+        .all(|(r, (&s, &n))| r.start.max(s) < r.end.min(s.saturating_add(n)))
+}
+
+impl RemoteFile {
+    /// Reads the stored bytes of `blocks` not kept from earlier reads, concurrently.
+    async fn fetch_blocks(&self, blocks: &[i64]) -> Result<Fetched<'_>> {
+        let mut wanted: Vec<usize> = Vec::new();
+        for &b in blocks {
+            let i = resolve(&self.layout.blocks, b).map_err(|e| AsdfError::Array {
+                pointer: String::new(),
+                source: e,
+            })?;
+            if self.kept[i].get().is_none() && !wanted.contains(&i) {
+                wanted.push(i);
+            }
+        }
+        let ranges: Vec<Range<u64>> = wanted
+            .iter()
+            .map(|&i| self.layout.blocks[i].stored_range())
+            .collect();
+        let got = self.object.fetch(&ranges).await?;
+        let mut fetched = HashMap::new();
+        for (i, bytes) in wanted.into_iter().zip(got) {
+            self.keep(i, &bytes);
+            fetched.insert(i, bytes);
+        }
+        Ok(Fetched {
+            file: self,
+            blocks: fetched,
+        })
+    }
+
+    /// Keeps block `i`'s stored bytes for later reads when the budget allows.
+    fn keep(&self, i: usize, bytes: &Bytes) {
+        let size = bytes.len() as u64;
+        let budget = self.options.max_cached_block_bytes;
+        let reserved = self
+            .kept_bytes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
+                u.checked_add(size).filter(|&t| t <= budget)
+            })
+            .is_ok();
+        if reserved && self.kept[i].set(bytes.clone()).is_err() {
+            self.kept_bytes.fetch_sub(size, Ordering::SeqCst);
+        }
+    }
+
+    async fn fetch_for(
+        &self,
+        pointer: &str,
+        region: Option<&[Range<usize>]>,
+    ) -> Result<Fetched<'_>> {
+        let blocks = needed_blocks(self.node_at(pointer)?, pointer, region)?;
+        self.fetch_blocks(&blocks).await
+    }
+
+    /// The array at `pointer` as an owned `ArrayD<T>`; its blocks are read concurrently.
+    pub fn array<T: Element>(&self, pointer: &str) -> Result<ArrayD<T>> {
+        self.handle()?.block_on(self.array_async(pointer))
+    }
+
+    /// [`array`](Self::array) from async code.
+    pub async fn array_async<T: Element>(&self, pointer: &str) -> Result<ArrayD<T>> {
+        let store = self.fetch_for(pointer, None).await?;
+        array_in(
+            self.node_at(pointer)?,
+            pointer,
+            &store,
+            &self.options.arrays,
+        )
+    }
+
+    /// The array at `pointer` whatever its datatype.
+    pub fn read(&self, pointer: &str) -> Result<AnyArray> {
+        self.handle()?.block_on(self.read_async(pointer))
+    }
+
+    /// [`read`](Self::read) from async code.
+    pub async fn read_async(&self, pointer: &str) -> Result<AnyArray> {
+        let store = self.fetch_for(pointer, None).await?;
+        read_in(
+            self.node_at(pointer)?,
+            pointer,
+            &store,
+            &self.options.arrays,
+        )
+    }
+
+    /// The decoded data of block `source` (negative counts from the end).
+    pub fn block_data(&self, source: i64) -> Result<Vec<u8>> {
+        self.handle()?.block_on(async {
+            let store = self.fetch_blocks(&[source]).await?;
+            let data = store
+                .block(source)
+                .map_err(|e| arr(&format!("block {source}"), e))?;
+            Ok(data.into_owned())
+        })
+    }
+
+    /// The sub-array `region` (one range per dimension) of the array at `pointer`, reading only
+    /// what covers it: the chunks it touches of a chunked array, the byte ranges of its rows for
+    /// an uncompressed block-backed array, the whole block otherwise (compressed data).
+    pub fn read_region<T: Element>(
+        &self,
+        pointer: &str,
+        region: &[Range<usize>],
+    ) -> Result<ArrayD<T>> {
+        self.handle()?
+            .block_on(self.read_region_async(pointer, region))
+    }
+
+    /// [`read_region`](Self::read_region) from async code.
+    pub async fn read_region_async<T: Element>(
+        &self,
+        pointer: &str,
+        region: &[Range<usize>],
+    ) -> Result<ArrayD<T>> {
+        let node = self.node_at(pointer)?;
+        if array_kind(node) == Some(ArrayKind::NdArray) {
+            let meta = crate::arrays::meta_of(pointer, node)?;
+            if let Some(plan) = super::region::plan(&meta, &self.layout.blocks, region) {
+                return super::region::read::<T>(self, &plan, pointer).await;
+            }
+        }
+        let store = self.fetch_for(pointer, Some(region)).await?;
+        if array_kind(node) == Some(ArrayKind::NdArray) {
+            let whole = array_in::<T>(node, pointer, &store, &self.options.arrays)?;
+            return slice_region(whole.view(), pointer, region);
+        }
+        region_in(node, pointer, &store, &self.options.arrays, region)
+    }
+
+    pub(crate) fn object(&self) -> &RemoteObject {
+        &self.object
+    }
+}

@@ -1,0 +1,38 @@
+//! Reading ASDF files where they are stored (feature `remote`): `s3://`, `gs://`, `az://`,
+//! `http(s)://` and `file://` URLs through the `object_store` crate, by byte ranges.
+//!
+//! [`RemoteFile`] reads the header, tree and block headers in as few requests as it can (two
+//! for most files), then only the blocks an array needs, and for
+//! [`read_region`](RemoteFile::read_region) only the chunks or byte runs a region covers.
+//! Requests are bounded in size ([`RemoteOptions::max_range`]), neighbouring ranges coalesced,
+//! up to [`RemoteOptions::concurrency`] in flight, retried a bounded number of times, and
+//! pinned to the object's ETag: a file replaced while it is read is an error, never a mix of
+//! two versions. Every error names the URL and the byte range.
+//!
+//! The API blocks (each file runs a small runtime of its own); from async code, use
+//! [`RemoteFile::open_async`] and the `_async` methods on the caller's tokio runtime.
+
+mod file;
+mod object;
+mod options;
+mod region;
+mod source;
+
+pub use file::RemoteFile;
+pub use object::Traffic;
+pub use options::RemoteOptions;
+
+impl crate::AsdfFile {
+    /// Opens the ASDF file at `url` (`s3://bucket/key`, `gs://`, `az://`, `https://`,
+    /// `file://`) with default [`RemoteOptions`]: credentials and endpoints from the usual
+    /// environment variables. See [`RemoteFile`].
+    pub fn open_url(url: &str) -> crate::Result<RemoteFile> {
+        RemoteFile::open(url, &RemoteOptions::default())
+    }
+
+    /// [`open_url`](Self::open_url) with explicit options (endpoint, region, anonymous access,
+    /// timeouts, retries, limits).
+    pub fn open_url_with(url: &str, options: &RemoteOptions) -> crate::Result<RemoteFile> {
+        RemoteFile::open(url, options)
+    }
+}

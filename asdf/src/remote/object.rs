@@ -1,0 +1,299 @@
+//! One remote object read by byte ranges: each request counted and bounded in size, neighbouring
+//! ranges coalesced, requests sent concurrently, and every read pinned to the version (ETag)
+//! the first read saw.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+
+use super::options::RemoteOptions;
+use crate::error::{AsdfError, Result};
+
+/// Requests sent and bytes received for one remote file so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Ranged GET requests that returned data (a retried request counts once).
+    pub requests: u64,
+    /// Bytes received in their bodies.
+    pub bytes: u64,
+}
+
+/// A remote object: where it is, its size and version, and how to read it.
+pub(crate) struct RemoteObject {
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    url: String,
+    size: u64,
+    etag: Option<String>,
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    max_range: u64,
+    gap: u64,
+    concurrency: usize,
+}
+
+impl std::fmt::Debug for RemoteObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteObject")
+            .field("url", &self.url)
+            .field("size", &self.size)
+            .field("etag", &self.etag)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first bytes of an object and its last bytes, read together when it is opened.
+pub(crate) struct Ends {
+    pub(crate) head: Bytes,
+    pub(crate) tail: Bytes,
+}
+
+impl RemoteObject {
+    /// Reads the first and last `options.first_read` bytes of the object at `url` in two
+    /// concurrent requests, learning its size and ETag from them.
+    pub(crate) async fn open(url: &str, options: &RemoteOptions) -> Result<(Self, Ends)> {
+        let (store, path) = super::options::store_for(url, options)?;
+        let mut object = RemoteObject {
+            store,
+            path,
+            url: url.to_string(),
+            size: 0,
+            etag: None,
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            max_range: options.max_range.max(1),
+            gap: options.coalesce_gap,
+            concurrency: options.concurrency.max(1),
+        };
+        let n = options.first_read.max(64);
+        let (head, tail) = futures::try_join!(
+            object.request(GetRange::Bounded(0..n), None),
+            object.request(GetRange::Suffix(n), None),
+        )?;
+        if head.0.e_tag != tail.0.e_tag {
+            return Err(object.changed(None));
+        }
+        object.size = head.0.size;
+        object.etag = head.0.e_tag.clone();
+        object.check_len(&head.1, 0..n.min(object.size))?;
+        let tail_start = object.size.saturating_sub(n);
+        object.check_len(&tail.1, tail_start..object.size)?;
+        Ok((
+            object,
+            Ends {
+                head: head.1,
+                tail: tail.1,
+            },
+        ))
+    }
+
+    /// The object's URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The object's size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Requests and bytes so far.
+    pub(crate) fn traffic(&self) -> Traffic {
+        Traffic {
+            requests: self.requests.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// An error naming the URL and, when given, the byte range.
+    pub(crate) fn error(&self, range: Option<Range<u64>>, reason: impl Into<String>) -> AsdfError {
+        AsdfError::Remote {
+            url: self.url.clone(),
+            range,
+            reason: reason.into(),
+        }
+    }
+
+    fn changed(&self, range: Option<Range<u64>>) -> AsdfError {
+        let was = self.etag.as_deref().unwrap_or("(none)");
+        self.error(
+            range,
+            format!("the object changed while it was being read (its ETag is no longer {was})"),
+        )
+    }
+
+    fn check_len(&self, got: &Bytes, want: Range<u64>) -> Result<()> {
+        if got.len() as u64 == want.end - want.start {
+            return Ok(());
+        }
+        Err(self.error(
+            Some(want.clone()),
+            format!(
+                "the server returned {} bytes for a range of {}",
+                got.len(),
+                want.end - want.start
+            ),
+        ))
+    }
+
+    /// One GET of `range` (pinned to `etag` when given): the object's metadata and the body.
+    async fn request(
+        &self,
+        range: GetRange,
+        etag: Option<&str>,
+    ) -> Result<(object_store::ObjectMeta, Bytes)> {
+        let shown = match &range {
+            GetRange::Bounded(r) => Some(r.clone()),
+            _ => None,
+        };
+        let options = GetOptions {
+            range: Some(range),
+            if_match: etag.map(str::to_string),
+            ..GetOptions::default()
+        };
+        let map = |e: object_store::Error| self.store_error(shown.clone(), e);
+        let result: GetResult = self
+            .store
+            .get_opts(&self.path, options)
+            .await
+            .map_err(map)?;
+        let meta = result.meta.clone();
+        let body = result.bytes().await.map_err(map)?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+        Ok((meta, body))
+    }
+
+    fn store_error(&self, range: Option<Range<u64>>, e: object_store::Error) -> AsdfError {
+        match e {
+            object_store::Error::NotFound { .. } => self.error(range, "no such object"),
+            object_store::Error::Precondition { .. } => self.changed(range),
+            other => self.error(range, other.to_string()),
+        }
+    }
+
+    /// Exactly the bytes of `range` (clipped to the object), pinned to the version first read.
+    pub(crate) async fn fetch_one(&self, range: Range<u64>) -> Result<Bytes> {
+        let range = range.start.min(self.size)..range.end.min(self.size);
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        let (meta, body) = self
+            .request(GetRange::Bounded(range.clone()), self.etag.as_deref())
+            .await?;
+        if meta.e_tag.is_some() && meta.e_tag != self.etag {
+            return Err(self.changed(Some(range)));
+        }
+        self.check_len(&body, range)?;
+        Ok(body)
+    }
+
+    /// The bytes of every range in `ranges` (clipped to the object), in their order: ranges
+    /// closer than the coalescing gap share a request, requests are at most `max_range` bytes
+    /// and up to `concurrency` of them are in flight at once.
+    pub(crate) async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let pieces = plan(ranges, self.size, self.gap, self.max_range);
+        let fetched: Vec<(u64, Bytes)> = futures::stream::iter(pieces)
+            .map(|p| async move { self.fetch_one(p.clone()).await.map(|b| (p.start, b)) })
+            .buffered(self.concurrency)
+            .try_collect()
+            .await?;
+        ranges
+            .iter()
+            .map(|r| assemble(&fetched, r.start.min(self.size)..r.end.min(self.size)))
+            .collect()
+    }
+}
+
+/// The requests that cover `ranges`: sorted, merged when closer than `gap`, split into pieces
+/// of at most `max` bytes.
+pub(crate) fn plan(ranges: &[Range<u64>], size: u64, gap: u64, max: u64) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges
+        .iter()
+        .map(|r| r.start.min(size)..r.end.min(size))
+        .filter(|r| !r.is_empty())
+        .collect();
+    sorted.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::new();
+    for r in sorted {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    let max = max.max(1);
+    merged
+        .into_iter()
+        .flat_map(|r| {
+            (r.start..r.end)
+                .step_by(usize::try_from(max).unwrap_or(usize::MAX))
+                .map(move |s| s..s.saturating_add(max).min(r.end))
+        })
+        .collect()
+}
+
+/// The bytes of `want` out of fetched pieces `(start, bytes)` that cover it: a shared slice when
+/// one piece holds it all, a copy otherwise.
+fn assemble(pieces: &[(u64, Bytes)], want: Range<u64>) -> Result<Bytes> {
+    let len = (want.end - want.start) as usize;
+    if let Some((s, b)) = pieces
+        .iter()
+        .find(|(s, b)| *s <= want.start && want.end <= s + b.len() as u64)
+    {
+        let from = (want.start - s) as usize;
+        return Ok(b.slice(from..from + len));
+    }
+    let mut out = BytesMut::with_capacity(len);
+    let mut pos = want.start;
+    for (s, b) in pieces
+        .iter()
+        .filter(|(s, b)| *s < want.end && s + b.len() as u64 > want.start)
+    {
+        if *s > pos {
+            break;
+        }
+        let from = (pos - s) as usize;
+        let to = ((want.end - s) as usize).min(b.len());
+        out.extend_from_slice(&b[from..to]);
+        pos = s + to as u64;
+    }
+    if out.len() != len {
+        return Err(AsdfError::Remote {
+            url: String::new(),
+            range: Some(want),
+            reason: format!(
+                "internal: the fetched pieces cover {} of its bytes",
+                out.len()
+            ),
+        });
+    }
+    Ok(out.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_merges_close_ranges_and_splits_long_ones() {
+        let p = plan(&[10..20, 25..30, 100..130, 0..0, 990..2000], 1000, 5, 16);
+        assert_eq!(p, vec![10..26, 26..30, 100..116, 116..130, 990..1000]);
+        assert!(plan(&[], 10, 0, 4).is_empty());
+    }
+
+    #[test]
+    fn assemble_slices_or_copies_across_pieces() {
+        let pieces = vec![
+            (10, Bytes::from_static(b"abcdef")),
+            (16, Bytes::from_static(b"ghij")),
+        ];
+        assert_eq!(&assemble(&pieces, 11..14).unwrap()[..], b"bcd");
+        assert_eq!(&assemble(&pieces, 14..18).unwrap()[..], b"efgh");
+        assert!(assemble(&pieces, 18..22).is_err());
+    }
+}

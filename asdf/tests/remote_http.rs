@@ -1,0 +1,364 @@
+//! Remote reads over HTTP against the test server of `asdf-testkit` (loopback, started and
+//! stopped here): every corpus file read remotely equals the local read, traffic is counted,
+//! and injected faults give errors naming the URL.
+#![cfg(feature = "remote")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use asdf::remote::{RemoteFile, RemoteOptions};
+use asdf::{AsdfFile, AsdfWriter, StoreOptions};
+use asdf_testkit::http::{Body, Faults, RangeServer};
+use ndarray::{s, Array1, Array2};
+
+fn corpus_asdf() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "asdf") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&asdf_testkit::corpus_dir(), &mut out);
+    out.sort();
+    out
+}
+
+fn quick() -> RemoteOptions {
+    RemoteOptions {
+        timeout: Duration::from_secs(5),
+        retries: 2,
+        ..RemoteOptions::default()
+    }
+}
+
+fn serve_bytes(server: &RangeServer, path: &str, bytes: Vec<u8>) -> String {
+    server.put(path, Body::Memory(Arc::new(bytes)));
+    server.url(path)
+}
+
+/// The arrays of a file by pointer, each read as text (NaNs compare equal) or the error's kind.
+fn arrays_of(local: &AsdfFile, read: impl Fn(&str) -> asdf::Result<asdf::AnyArray>) -> Vec<String> {
+    local
+        .arrays()
+        .into_iter()
+        .filter(|(p, _)| {
+            // External arrays live in other files, which remote files do not follow.
+            !matches!(
+                local.meta(p).map(|m| m.source),
+                Ok(Some(asdf::ndarray::Source::External(_)))
+            )
+        })
+        .map(|(p, _)| match read(&p) {
+            Ok(a) => format!("{p}: {a:?}"),
+            Err(_) => format!("{p}: error"),
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_file_reads_the_same_remotely() {
+    let server = RangeServer::start();
+    let files = corpus_asdf();
+    assert!(files.len() > 50, "corpus not found: {}", files.len());
+    let mut compared = 0;
+    for path in &files {
+        let url = serve_bytes(&server, "/corpus.asdf", std::fs::read(path).unwrap());
+        let local = AsdfFile::open(path);
+        let remote = RemoteFile::open(&url, &quick());
+        match (&local, &remote) {
+            (Ok(l), Ok(r)) => {
+                assert!(
+                    l.tree().identical(r.tree()),
+                    "{}: trees differ",
+                    path.display()
+                );
+                assert_eq!(l.blocks().blocks(), r.blocks(), "{}", path.display());
+                assert_eq!(
+                    arrays_of(l, |p| l.read(p)),
+                    arrays_of(l, |p| r.read(p)),
+                    "{}",
+                    path.display()
+                );
+                compared += 1;
+            }
+            (Err(_), Err(e)) => assert!(e.to_string().contains(&url), "{e}"),
+            (l, r) => panic!(
+                "{}: local {:?} but remote {:?}",
+                path.display(),
+                l.as_ref().err(),
+                r.as_ref().err()
+            ),
+        }
+    }
+    assert!(compared > 50, "only {compared} files compared");
+}
+
+/// A file of `n` float64 arrays of `len` elements each, array `k` filled with `k`.
+fn many_arrays(n: usize, len: usize) -> Vec<u8> {
+    let mut w = AsdfWriter::new();
+    let mut pairs = Vec::new();
+    for k in 0..n {
+        let a = Array1::<f64>::from_elem(len, k as f64);
+        pairs.push((
+            format!("a{k}"),
+            w.add(&a, &StoreOptions::default()).unwrap(),
+        ));
+    }
+    w.to_bytes(asdf::yaml::Node::mapping(pairs), &Default::default())
+        .unwrap()
+}
+
+#[test]
+fn one_array_out_of_a_hundred_reads_only_its_block() {
+    let server = RangeServer::start();
+    let bytes = many_arrays(100, 10_000);
+    let size = bytes.len() as u64;
+    let url = serve_bytes(&server, "/many.asdf", bytes);
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    let opened = f.traffic();
+    assert_eq!(f.blocks().len(), 100);
+    // Two reads (head and tail), then the headers the index names, 80 kB apart.
+    assert!(opened.requests <= 2 + 100, "{opened:?}");
+    assert!(
+        opened.bytes < 2 * (64 << 10) + 100 * 54 + 1024,
+        "{opened:?}"
+    );
+    let a = f.array::<f64>("/a57").unwrap();
+    assert!(a.iter().all(|&x| x == 57.0) && a.len() == 10_000);
+    let read = f.traffic();
+    assert_eq!(read.requests - opened.requests, 1, "{read:?}");
+    assert_eq!(read.bytes - opened.bytes, 80_000);
+    assert!(read.bytes < size / 10, "{read:?} of {size}");
+    // The server saw the same requests.
+    let log = server.take_log();
+    assert_eq!(log.len() as u64, read.requests);
+    assert_eq!(log.iter().map(|l| l.bytes).sum::<u64>(), read.bytes);
+}
+
+/// A sparse 1 GiB file: one uncompressed 16384 × 16384 float32 array, zeros except the window
+/// `[2000..2030, 3000..3030]`, which holds `i * 1000 + j`; and a block index.
+fn sparse_gib_file(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let n = 16384u64;
+    let tree = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+         --- !core/asdf-1.1.0\ndata: !core/ndarray-1.0.0 {{source: 0, datatype: float32, \
+         byteorder: little, shape: [{n}, {n}]}}\n...\n"
+    );
+    let size = n * n * 4;
+    let head = asdf::block::BlockHeader::new(asdf::block::Label::NONE, size, size, [0; 16]);
+    let path = dir.join("gib.asdf");
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(tree.as_bytes()).unwrap();
+    let block_at = tree.len() as u64;
+    let header = head.to_bytes();
+    f.write_all(&header).unwrap();
+    let data_at = block_at + header.len() as u64;
+    for i in 2000..2030u64 {
+        let row: Vec<u8> = (3000..3030u64)
+            .flat_map(|j| ((i * 1000 + j) as f32).to_le_bytes())
+            .collect();
+        f.write_all_at(&row, data_at + (i * n + 3000) * 4).unwrap();
+    }
+    f.set_len(data_at + size).unwrap();
+    f.write_all_at(&asdf::block::encode_index(&[block_at]), data_at + size)
+        .unwrap();
+    path
+}
+
+#[test]
+fn a_gib_file_opens_in_two_requests_and_a_window_reads_its_rows() {
+    let dir = asdf_testkit::TempDir::new("remote-gib");
+    let path = sparse_gib_file(dir.path());
+    let server = RangeServer::start();
+    server.put("/gib.asdf", Body::File(path.clone()));
+    let f = RemoteFile::open(&server.url("/gib.asdf"), &quick()).unwrap();
+    let t = f.traffic();
+    assert!(t.requests <= 2 && t.bytes <= 1 << 20, "{t:?}");
+    assert_eq!(f.blocks().len(), 1);
+    assert!(f.layout().index_used);
+
+    let w = f
+        .read_region::<f32>("/data", &[1995..2035, 3010..3040])
+        .unwrap();
+    let want = Array2::from_shape_fn((40, 30), |(i, j)| {
+        let (i, j) = (i + 1995, j + 3010);
+        if (2000..2030).contains(&i) && (3000..3030).contains(&j) {
+            (i * 1000 + j) as f32
+        } else {
+            0.0
+        }
+    });
+    assert_eq!(w, want.into_dyn());
+    let read = f.traffic();
+    // 40 runs of 120 bytes, 64 kB apart: only those bytes.
+    assert!(read.requests - t.requests <= 40, "{read:?}");
+    assert_eq!(read.bytes - t.bytes, 40 * 30 * 4);
+    // The local read of the same region agrees.
+    let local = AsdfFile::open(&path).unwrap();
+    assert_eq!(
+        local
+            .read_region::<f32>("/data", &[1995..2035, 3010..3040])
+            .unwrap(),
+        w
+    );
+}
+
+#[test]
+fn a_region_of_a_chunked_array_reads_only_the_chunks_it_touches() {
+    let a = Array2::from_shape_fn((64, 64), |(i, j)| (i * 64 + j) as u32);
+    let mut w = AsdfWriter::new();
+    let node = w
+        .add_chunked(
+            &a,
+            Some(&[16, 16]),
+            &StoreOptions::compressed("zstd").unwrap(),
+        )
+        .unwrap();
+    let bytes = w
+        .to_bytes(
+            asdf::yaml::Node::mapping([("c", node)]),
+            &Default::default(),
+        )
+        .unwrap();
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/chunked.asdf", bytes);
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    assert_eq!(f.blocks().len(), 16);
+    let before = f.traffic();
+    // Rows 20..30 and columns 34..46 lie in one chunk, (1, 2).
+    let part = f.read_region::<u32>("/c", &[20..30, 34..46]).unwrap();
+    assert_eq!(part, a.slice(s![20..30, 34..46]).into_dyn());
+    let after = f.traffic();
+    let chunked = asdf::ndarray::ChunkedArray::from_node(f.pointer("/c").unwrap()).unwrap();
+    let chunk = chunked.chunks.iter().find(|c| c.start == [16, 32]).unwrap();
+    let Some(asdf::ndarray::Source::Block(b)) = chunk.array.source else {
+        panic!("chunk not in a block")
+    };
+    assert_eq!(after.requests - before.requests, 1);
+    assert_eq!(
+        after.bytes - before.bytes,
+        f.blocks()[b as usize].stored_len
+    );
+    // Across four chunks: four blocks.
+    let part = f.read_region::<u32>("/c", &[10..20, 10..20]).unwrap();
+    assert_eq!(part, a.slice(s![10..20, 10..20]).into_dyn());
+    assert_eq!(f.array::<u32>("/c").unwrap(), a.into_dyn());
+}
+
+#[test]
+fn server_errors_are_retried_then_reported() {
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100));
+    server.set_faults(Faults {
+        fail_next: 2,
+        ..Faults::default()
+    });
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    assert_eq!(f.array::<f64>("/a2").unwrap()[0], 2.0);
+    assert!(server.take_log().iter().any(|l| l.status == 500));
+
+    server.set_faults(Faults {
+        fail_next: 1000,
+        ..Faults::default()
+    });
+    let e = f.array::<f64>("/a1").unwrap_err().to_string();
+    assert!(e.contains(&url) && e.contains("bytes "), "{e}");
+    let e = RemoteFile::open(&url, &quick()).unwrap_err().to_string();
+    assert!(e.contains(&url), "{e}");
+    // Bounded: the first try and two retries per request.
+    let log = server.take_log();
+    assert!(log.len() <= 2 * 3 + 3, "{}", log.len());
+}
+
+#[test]
+fn broken_answers_are_errors_naming_the_url() {
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100_000));
+    let faults = [
+        Faults {
+            ignore_range: true,
+            ..Faults::default()
+        },
+        Faults {
+            short_body: true,
+            ..Faults::default()
+        },
+        Faults {
+            short_range: true,
+            ..Faults::default()
+        },
+    ];
+    for fault in faults {
+        server.set_faults(fault.clone());
+        let e = match RemoteFile::open(&url, &quick()) {
+            Ok(f) => f.array::<f64>("/a1").unwrap_err(),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains(&url), "{fault:?}: {e}");
+    }
+    server.set_faults(Faults::default());
+    let e = RemoteFile::open(&server.url("/missing.asdf"), &quick()).unwrap_err();
+    assert!(e.to_string().contains("no such object"), "{e}");
+}
+
+#[test]
+fn a_stalled_server_times_out() {
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/x.asdf", many_arrays(1, 10));
+    server.set_faults(Faults {
+        stall: Some(Duration::from_secs(3)),
+        ..Faults::default()
+    });
+    let options = RemoteOptions {
+        timeout: Duration::from_millis(300),
+        retries: 1,
+        ..RemoteOptions::default()
+    };
+    let e = RemoteFile::open(&url, &options).unwrap_err().to_string();
+    assert!(e.contains(&url), "{e}");
+}
+
+#[test]
+fn an_object_replaced_while_reading_is_an_error() {
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100_000));
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    server.set_faults(Faults {
+        change_etag_after: Some(0),
+        ..Faults::default()
+    });
+    let e = f.array::<f64>("/a1").unwrap_err().to_string();
+    assert!(
+        e.contains("changed while it was being read") && e.contains(&url),
+        "{e}"
+    );
+}
+
+#[test]
+fn blocking_calls_inside_a_runtime_are_refused_and_async_ones_work() {
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/x.asdf", many_arrays(2, 1000));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let e = RemoteFile::open(&url, &quick()).unwrap_err();
+        assert!(e.to_string().contains("async"), "{e}");
+        let f = RemoteFile::open_async(&url, &quick()).await.unwrap();
+        assert_eq!(f.array_async::<f64>("/a1").await.unwrap()[999], 1.0);
+        assert!(f.array::<f64>("/a1").is_err());
+    });
+}
