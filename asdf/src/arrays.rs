@@ -218,8 +218,8 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// The sub-array `region` (one range per dimension) of the array at `pointer`. A chunked
     /// array decodes only the chunks the region touches; an uncompressed block-backed array is
     /// sliced from its zero-copy view without copying the rest; other arrays are read and
-    /// sliced. [`RemoteFile::read_region`](crate::remote::RemoteFile::read_region) (feature
-    /// `remote`) reads only the byte ranges or chunks that cover the region.
+    /// sliced. `RemoteFile::read_region` (feature `remote`) reads only the byte ranges or
+    /// chunks that cover the region.
     ///
     /// ```
     /// use asdf::{AsdfFile, AsdfWriter, StoreOptions};

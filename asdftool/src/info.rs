@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use asdf::block::BlockLayout;
 use asdf::ndarray::{ChunkedArray, Mask, NdArrayMeta, Source};
 use asdf::yaml::{Node, Value};
 use asdf::{ArrayKind, AsdfFile};
@@ -22,10 +23,85 @@ pub struct InfoOptions {
     pub show_blocks: bool,
     /// Print JSON instead of text.
     pub json: bool,
+    /// Also say what was fetched from a remote file (requests, bytes).
+    pub verbose: bool,
 }
 
-/// Runs `info` on `path`, returning the text to print.
+/// What `info` shows of an open ASDF file, local ([`AsdfFile`]) or remote
+/// (`asdf::remote::RemoteFile`).
+pub trait Summary {
+    /// The ASDF Standard version.
+    fn standard_version(&self) -> &str;
+    /// The header comments.
+    fn comments(&self) -> &[String];
+    /// The tree.
+    fn tree(&self) -> &Node;
+    /// Non-fatal oddities found while reading.
+    fn warnings(&self) -> &[String];
+    /// Where the blocks are.
+    fn layout(&self) -> &BlockLayout;
+}
+
+impl Summary for AsdfFile {
+    fn standard_version(&self) -> &str {
+        AsdfFile::standard_version(self)
+    }
+    fn comments(&self) -> &[String] {
+        AsdfFile::comments(self)
+    }
+    fn tree(&self) -> &Node {
+        AsdfFile::tree(self)
+    }
+    fn warnings(&self) -> &[String] {
+        AsdfFile::warnings(self)
+    }
+    fn layout(&self) -> &BlockLayout {
+        self.blocks().layout()
+    }
+}
+
+#[cfg(feature = "remote")]
+impl Summary for asdf::remote::RemoteFile {
+    fn standard_version(&self) -> &str {
+        asdf::remote::RemoteFile::standard_version(self)
+    }
+    fn comments(&self) -> &[String] {
+        &self.header().comments
+    }
+    fn tree(&self) -> &Node {
+        asdf::remote::RemoteFile::tree(self)
+    }
+    fn warnings(&self) -> &[String] {
+        asdf::remote::RemoteFile::warnings(self)
+    }
+    fn layout(&self) -> &BlockLayout {
+        asdf::remote::RemoteFile::layout(self)
+    }
+}
+
+/// Runs `info` on `path` (a file, or a URL with the `remote` feature), returning the text to
+/// print.
 pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = input::url_of(path) {
+        let file = input::open_remote(url)?;
+        let mut text = asdf_info(&file, opts)?;
+        if opts.verbose {
+            let t = file.traffic();
+            let fetched = format!(
+                "fetched {} bytes of {} in {} request(s) from {url}",
+                t.bytes,
+                file.size(),
+                t.requests
+            );
+            if opts.json {
+                eprintln!("{fetched}");
+            } else {
+                let _ = writeln!(text, "{fetched}");
+            }
+        }
+        return Ok(text);
+    }
     match sniff_path(path)? {
         Format::Asdf => {
             let file = input::open_asdf(path)?;
@@ -40,7 +116,7 @@ pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
 }
 
 /// Describes an array node in one line, and as JSON.
-pub fn describe_array(file: &AsdfFile, node: &Node) -> (String, serde_json::Value) {
+pub fn describe_array(file: &dyn Summary, node: &Node) -> (String, serde_json::Value) {
     match asdf::array_kind(node) {
         Some(ArrayKind::Chunked) => match ChunkedArray::from_node(node) {
             Ok(c) => {
@@ -69,7 +145,7 @@ pub fn describe_array(file: &AsdfFile, node: &Node) -> (String, serde_json::Valu
     }
 }
 
-fn describe_meta(file: &AsdfFile, m: &NdArrayMeta) -> (String, serde_json::Value) {
+fn describe_meta(file: &dyn Summary, m: &NdArrayMeta) -> (String, serde_json::Value) {
     let shape = match (&m.shape, m.streamed) {
         (Some(s), true) => format!(
             "['*'{}]",
@@ -86,10 +162,11 @@ fn describe_meta(file: &AsdfFile, m: &NdArrayMeta) -> (String, serde_json::Value
         None => ("inline".to_string(), None),
         Some(Source::External(uri)) => (format!("external {uri}"), None),
         Some(Source::Block(i)) => {
-            let comp = file
-                .blocks()
-                .info(*i)
+            let blocks = &file.layout().blocks;
+            let at = if *i < 0 { blocks.len() as i64 + i } else { *i };
+            let comp = usize::try_from(at)
                 .ok()
+                .and_then(|at| blocks.get(at))
                 .map(|b| b.header.compression.to_string());
             let s = if m.streamed {
                 format!("streamed block {i}")
@@ -139,13 +216,13 @@ fn describe_meta(file: &AsdfFile, m: &NdArrayMeta) -> (String, serde_json::Value
 
 /// The `info --json` document, written as the tree, arrays and blocks are walked (one small
 /// value at a time), not built whole first.
-struct InfoJson<'a>(&'a AsdfFile);
+struct InfoJson<'a>(&'a dyn Summary);
 
 /// The array list of `info --json`, each array described as it is written.
-struct ArraysJson<'a>(&'a AsdfFile);
+struct ArraysJson<'a>(&'a dyn Summary);
 
 /// The block list of `info --json`.
-struct BlocksJson<'a>(&'a AsdfFile);
+struct BlocksJson<'a>(&'a dyn Summary);
 
 impl serde::Serialize for InfoJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -158,7 +235,7 @@ impl serde::Serialize for InfoJson<'_> {
         m.serialize_entry("tree", &crate::tree::JsonTree(file.tree(), 0))?;
         m.serialize_entry("arrays", &ArraysJson(file))?;
         m.serialize_entry("blocks", &BlocksJson(file))?;
-        m.serialize_entry("block_index", &file.blocks().layout().index_offset)?;
+        m.serialize_entry("block_index", &file.layout().index_offset)?;
         m.serialize_entry("warnings", file.warnings())?;
         m.end()
     }
@@ -183,7 +260,7 @@ impl serde::Serialize for ArraysJson<'_> {
 
 impl serde::Serialize for BlocksJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.blocks().blocks().iter().map(|b| {
+        s.collect_seq(self.0.layout().blocks.iter().map(|b| {
             json!({
                 "index": b.index, "offset": b.offset, "data_offset": b.data_offset,
                 "flags": b.header.flags, "streamed": b.header.is_streamed(),
@@ -196,7 +273,7 @@ impl serde::Serialize for BlocksJson<'_> {
 }
 
 struct Renderer<'a> {
-    file: &'a AsdfFile,
+    file: &'a dyn Summary,
     out: String,
     rows: usize,
     max_rows: usize,
@@ -280,7 +357,7 @@ fn checksum_hex(c: &[u8; 16]) -> String {
 }
 
 /// `info` of an open ASDF file.
-pub fn asdf_info(file: &AsdfFile, opts: &InfoOptions) -> Result<String> {
+pub fn asdf_info(file: &dyn Summary, opts: &InfoOptions) -> Result<String> {
     if opts.json {
         let mut out = Vec::new();
         serde_json::to_writer_pretty(&mut out, &InfoJson(file))
@@ -304,12 +381,12 @@ pub fn asdf_info(file: &AsdfFile, opts: &InfoOptions) -> Result<String> {
         let _ = writeln!(out, "warning: {w}");
     }
     if opts.show_blocks {
-        let blocks = file.blocks().blocks();
+        let blocks = &file.layout().blocks;
         let _ = writeln!(
             out,
             "\n{} block(s){}",
             blocks.len(),
-            match file.blocks().layout().index_offset {
+            match file.layout().index_offset {
                 Some(o) => format!(", block index at byte {o}"),
                 None => ", no block index".to_string(),
             }

@@ -251,8 +251,44 @@ pub fn pick_array(file: &AsdfFile, pointer: Option<&str>) -> Result<String> {
     }
 }
 
+/// The URL `path` spells, when it is one (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`):
+/// what the verbs that read remote files open with [`open_remote`].
+pub fn url_of(path: &Path) -> Option<&str> {
+    let s = path.to_str()?;
+    let (scheme, rest) = s.split_once("://")?;
+    let known = [
+        "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "http", "https", "file",
+    ];
+    (known.contains(&scheme) && !rest.is_empty()).then_some(s)
+}
+
+/// Opens the ASDF file at `url` with this command line's limits; credentials, endpoint and
+/// region come from the environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`; `AWS_SKIP_SIGNATURE=true`
+/// for public buckets).
+#[cfg(feature = "remote")]
+pub fn open_remote(url: &str) -> Result<asdf::remote::RemoteFile> {
+    let options = asdf::remote::RemoteOptions {
+        open: open_options(),
+        ..asdf::remote::RemoteOptions::default()
+    };
+    asdf::remote::RemoteFile::open(url, &options).map_err(|e| CliError::Invalid(e.to_string()))
+}
+
 #[cfg(test)]
 mod release_tests {
+    #[test]
+    fn urls_are_told_from_paths() {
+        use std::path::Path;
+        assert_eq!(
+            super::url_of(Path::new("s3://b/k.asdf")),
+            Some("s3://b/k.asdf")
+        );
+        assert!(super::url_of(Path::new("https://h/x.asdf")).is_some());
+        assert!(super::url_of(Path::new("data/x.asdf")).is_none());
+        assert!(super::url_of(Path::new("ftp://h/x.asdf")).is_none());
+        assert!(super::url_of(Path::new("s3://")).is_none());
+    }
+
     /// A library user (no `leak_at_exit`) gets ordinary drops; the binary sets the flag, and
     /// then nothing is dropped (checked in a child process: the flag is process-wide).
     #[test]

@@ -383,6 +383,7 @@ fn dispatch(cli: &Cli) -> Result<bool> {
                 max_rows: *max_rows,
                 show_blocks: *show_blocks,
                 json: *json,
+                verbose: cli.verbose,
             };
             out(&asdftool::info::info(file, &opts)?)?;
         }

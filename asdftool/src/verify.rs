@@ -18,6 +18,10 @@ pub use crate::report::Report;
 
 /// Verifies the file at `path` (any supported format).
 pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = input::url_of(path) {
+        return verify_remote(url, verbose);
+    }
     match sniff_path(path)? {
         Format::Asdf => verify_asdf(path, verbose),
         Format::RawArray => {
@@ -273,4 +277,51 @@ fn check_refs(file: &AsdfFile, path: &Path, verbose: bool, r: &mut Report) {
             Err(e) => r.fail(e.to_string()),
         }
     }
+}
+
+/// `verify` of a remote file: every block fetched, decoded and checked, every array read (its
+/// blocks fetched again only beyond the file's cache budget).
+#[cfg(feature = "remote")]
+fn verify_remote(url: &str, verbose: bool) -> Result<Report> {
+    let mut r = Report::default();
+    let file = match input::open_remote(url) {
+        Ok(f) => f,
+        Err(e) => {
+            r.fail(e.to_string());
+            return Ok(r);
+        }
+    };
+    for w in file.warnings() {
+        r.lines.push(format!("warning: {w}"));
+    }
+    for b in 0..file.blocks().len() {
+        r.blocks += 1;
+        match file.block_data(b as i64) {
+            Ok(d) if verbose => r.lines.push(format!("block {b}: {} bytes, ok", d.len())),
+            Ok(_) => {}
+            Err(e) => r.fail(format!("block {b}: {e}")),
+        }
+    }
+    for (p, _) in file.arrays() {
+        r.arrays += 1;
+        match file.read(&p) {
+            Ok(a) if verbose => r.lines.push(format!(
+                "array {p}: shape {:?}, {}",
+                a.shape(),
+                a.datatype()
+            )),
+            Ok(_) => {}
+            Err(e) => r.fail(format!("array {p}: {e}")),
+        }
+    }
+    if verbose {
+        let t = file.traffic();
+        r.lines.push(format!(
+            "fetched {} bytes of {} in {} request(s) from {url}",
+            t.bytes,
+            file.size(),
+            t.requests
+        ));
+    }
+    Ok(r)
 }

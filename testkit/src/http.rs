@@ -366,15 +366,20 @@ fn respond(
     ok && !close
 }
 
-/// Sends `PUT path` with `body` to the HTTP server at `addr` (`127.0.0.1:port`), unsigned, and
-/// returns the status code (for S3 test servers such as moto, which accept unsigned requests).
-pub fn put(addr: &str, path: &str, body: &[u8]) -> std::io::Result<u16> {
+/// Sends `PUT path` with `headers` and `body` to the HTTP server at `addr` (`127.0.0.1:port`),
+/// unsigned, and returns the status code (for S3 test servers such as moto, which accept
+/// unsigned requests; `x-amz-acl: public-read` makes an object readable anonymously).
+pub fn put(addr: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std::io::Result<u16> {
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let head = format!(
-        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+    let mut head = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
     s.write_all(head.as_bytes())?;
     s.write_all(body)?;
     let mut answer = String::new();
@@ -384,4 +389,72 @@ pub fn put(addr: &str, path: &str, body: &[u8]) -> std::io::Result<u16> {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("no HTTP status in {answer:?}")))
+}
+
+/// `moto_server` on a free loopback port, stopped (killed) when dropped.
+pub struct MotoServer {
+    child: std::process::Child,
+    /// `127.0.0.1:<port>`.
+    pub addr: String,
+}
+
+impl MotoServer {
+    /// Starts `python -m moto.server` (the interop virtualenv has it) and waits until it
+    /// accepts connections.
+    pub fn start(python: &std::path::Path) -> MotoServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(python)
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start moto_server");
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(&addr).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "moto_server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        MotoServer { child, addr }
+    }
+}
+
+impl Drop for MotoServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl MotoServer {
+    /// `http://127.0.0.1:<port>`: the endpoint to give S3 clients.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Creates `bucket` and stores each `(key, bytes)` in it, readable anonymously.
+    pub fn fill(&self, bucket: &str, objects: &[(String, Vec<u8>)]) {
+        let status = put(&self.addr, &format!("/{bucket}"), &[], b"").expect("create bucket");
+        assert_eq!(status, 200, "creating bucket {bucket}");
+        for (key, bytes) in objects {
+            let path = format!("/{bucket}/{key}");
+            let status =
+                put(&self.addr, &path, &[("x-amz-acl", "public-read")], bytes).expect("put object");
+            assert_eq!(status, 200, "putting {path}");
+        }
+    }
 }

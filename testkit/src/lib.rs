@@ -39,6 +39,27 @@ pub fn corpus_file(rel: &str) -> PathBuf {
     corpus_dir().join(rel)
 }
 
+/// Every file under the corpus whose name ends in `.{ext}`, sorted.
+pub fn corpus_files(ext: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, ext, out);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&corpus_dir(), ext, &mut out);
+    out.sort();
+    out
+}
+
 /// Whether a missing interop interpreter must fail the test rather than skip it.
 pub fn interop_required() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use object_store::{BackoffConfig, ObjectStore, RetryConfig};
 
 use crate::error::{AsdfError, Result};
 use crate::file::OpenOptions;
@@ -91,16 +91,40 @@ impl RemoteOptions {
         }
     }
 
-    fn client(&self, url: &url::Url) -> ClientOptions {
+    /// Client settings as builder keys, applied over those of the environment (which a whole
+    /// `ClientOptions` would replace): timeouts, and plain HTTP when the URL or endpoint uses it.
+    fn client_keys(&self, url: &url::Url) -> Vec<(String, String)> {
+        let mut keys = vec![
+            (
+                "timeout".to_string(),
+                format!("{}ms", self.timeout.as_millis()),
+            ),
+            (
+                "connect_timeout".to_string(),
+                format!("{}ms", self.connect_timeout.as_millis()),
+            ),
+        ];
         let http = url.scheme() == "http"
             || self
                 .endpoint
                 .as_deref()
                 .is_some_and(|e| e.starts_with("http://"));
-        ClientOptions::new()
-            .with_timeout(self.timeout)
-            .with_connect_timeout(self.connect_timeout)
-            .with_allow_http(http)
+        if http {
+            keys.push(("allow_http".to_string(), "true".to_string()));
+        }
+        keys
+    }
+
+    /// Every builder key to apply: the client keys, `skip_signature` when anonymous (for stores
+    /// that sign; otherwise the environment decides, e.g. `AWS_SKIP_SIGNATURE`), then
+    /// [`config`](Self::config).
+    fn keys(&self, url: &url::Url, signs: bool) -> Vec<(String, String)> {
+        let mut keys = self.client_keys(url);
+        if self.anonymous && signs {
+            keys.push(("skip_signature".to_string(), "true".to_string()));
+        }
+        keys.extend(self.config.iter().cloned());
+        keys
     }
 
     fn retry(&self) -> RetryConfig {
@@ -153,13 +177,13 @@ pub(crate) fn store_for(
     Ok((store, path))
 }
 
-/// Applies the `(key, value)` pairs of `options.config` with `parse` (a builder's key type).
+/// Applies `keys` with `set` (parsed as a builder's key type).
 fn with_keys<B, K: std::str::FromStr<Err = object_store::Error>>(
     mut builder: B,
-    options: &RemoteOptions,
+    keys: Vec<(String, String)>,
     set: impl Fn(B, K, &str) -> B,
 ) -> std::result::Result<B, object_store::Error> {
-    for (k, v) in &options.config {
+    for (k, v) in &keys {
         builder = set(builder, k.parse::<K>()?, v);
     }
     Ok(builder)
@@ -173,16 +197,17 @@ fn s3(
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     let mut b = AmazonS3Builder::from_env()
         .with_url(url)
-        .with_skip_signature(o.anonymous)
-        .with_retry(o.retry())
-        .with_client_options(o.client(parsed));
+        .with_retry(o.retry());
     if let Some(e) = &o.endpoint {
-        b = b.with_endpoint(e).with_allow_http(e.starts_with("http://"));
+        b = b.with_endpoint(e);
     }
     if let Some(r) = &o.region {
         b = b.with_region(r);
     }
-    with_keys(b, o, |b, k: AmazonS3ConfigKey, v| b.with_config(k, v))?.build()
+    with_keys(b, o.keys(parsed, true), |b, k: AmazonS3ConfigKey, v| {
+        b.with_config(k, v)
+    })?
+    .build()
 }
 
 fn gcs(
@@ -193,10 +218,11 @@ fn gcs(
     use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
     let b = GoogleCloudStorageBuilder::from_env()
         .with_url(url)
-        .with_skip_signature(o.anonymous)
-        .with_retry(o.retry())
-        .with_client_options(o.client(parsed));
-    with_keys(b, o, |b, k: GoogleConfigKey, v| b.with_config(k, v))?.build()
+        .with_retry(o.retry());
+    with_keys(b, o.keys(parsed, true), |b, k: GoogleConfigKey, v| {
+        b.with_config(k, v)
+    })?
+    .build()
 }
 
 fn azure(
@@ -207,25 +233,27 @@ fn azure(
     use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
     let mut b = MicrosoftAzureBuilder::from_env()
         .with_url(url)
-        .with_skip_signature(o.anonymous)
-        .with_retry(o.retry())
-        .with_client_options(o.client(parsed));
+        .with_retry(o.retry());
     if let Some(e) = &o.endpoint {
-        b = b
-            .with_endpoint(e.clone())
-            .with_allow_http(e.starts_with("http://"));
+        b = b.with_endpoint(e.clone());
     }
-    with_keys(b, o, |b, k: AzureConfigKey, v| b.with_config(k, v))?.build()
+    with_keys(b, o.keys(parsed, true), |b, k: AzureConfigKey, v| {
+        b.with_config(k, v)
+    })?
+    .build()
 }
 
 fn http(
     parsed: &url::Url,
     o: &RemoteOptions,
 ) -> std::result::Result<object_store::http::HttpStore, object_store::Error> {
+    use object_store::ClientConfigKey;
     let origin = parsed.origin().ascii_serialization();
-    object_store::http::HttpBuilder::new()
+    let b = object_store::http::HttpBuilder::new()
         .with_url(origin)
-        .with_retry(o.retry())
-        .with_client_options(o.client(parsed))
-        .build()
+        .with_retry(o.retry());
+    with_keys(b, o.keys(parsed, false), |b, k: ClientConfigKey, v| {
+        b.with_config(k, v)
+    })?
+    .build()
 }
