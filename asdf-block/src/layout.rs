@@ -113,6 +113,24 @@ fn read_header<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<Bloc
     Ok(header)
 }
 
+/// Reads and checks the header of block `block` at `offset`, returning the block's position and
+/// extent (for readers that locate blocks themselves, e.g. from a block index read remotely).
+/// The same checks as [`scan_blocks`] makes of each block: a valid header, a data range inside
+/// the source, no compressed streamed block.
+///
+/// ```
+/// use asdf_block::{layout::block_info_at, BlockWriter, Label};
+/// let mut w = BlockWriter::new(Vec::new(), 0, Default::default());
+/// w.write_data(b"0123456789", Label::NONE, &Default::default()).unwrap();
+/// let file = w.finish().unwrap();
+/// let info = block_info_at(&mut &file[..], 0, 0).unwrap();
+/// assert_eq!(info.stored_len, 10);
+/// assert!(block_info_at(&mut &file[..], 1, 0).is_err());
+/// ```
+pub fn block_info_at<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<BlockInfo> {
+    block_at(src, offset, block)
+}
+
 /// Reads and checks the header at `offset`, returning the block's position and extent.
 pub(crate) fn block_at<S: Source>(src: &mut S, offset: u64, block: usize) -> Result<BlockInfo> {
     let header = read_header(src, offset, block)?;

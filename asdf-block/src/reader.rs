@@ -194,6 +194,7 @@ pub fn decode_stored<'a>(
     stored: Cow<'a, [u8]>,
     options: &ReadOptions,
 ) -> Result<(Cow<'a, [u8]>, ChecksumStatus)> {
+    check_sizes(info)?;
     if stored.len() as u64 != info.stored_len {
         return Err(BlockError::Usage(format!(
             "block {} stores {} bytes, {} were given",

@@ -37,7 +37,7 @@ pub trait Summary {
     /// The tree.
     fn tree(&self) -> &Node;
     /// Non-fatal oddities found while reading.
-    fn warnings(&self) -> &[String];
+    fn warnings(&self) -> Vec<String>;
     /// Where the blocks are.
     fn layout(&self) -> &BlockLayout;
 }
@@ -52,30 +52,51 @@ impl Summary for AsdfFile {
     fn tree(&self) -> &Node {
         AsdfFile::tree(self)
     }
-    fn warnings(&self) -> &[String] {
-        AsdfFile::warnings(self)
+    fn warnings(&self) -> Vec<String> {
+        AsdfFile::warnings(self).to_vec()
     }
     fn layout(&self) -> &BlockLayout {
         self.blocks().layout()
     }
 }
 
+/// A remote file with every block header read (what `info` shows).
 #[cfg(feature = "remote")]
-impl Summary for asdf::remote::RemoteFile {
+pub struct RemoteSummary<'a> {
+    file: &'a asdf::remote::RemoteFile,
+    layout: &'a BlockLayout,
+}
+
+#[cfg(feature = "remote")]
+impl<'a> RemoteSummary<'a> {
+    /// Reads every block header of `file`.
+    pub fn new(file: &'a asdf::remote::RemoteFile) -> Result<Self> {
+        let layout = file
+            .layout()
+            .map_err(|e| CliError::Invalid(e.to_string()))?;
+        Ok(RemoteSummary { file, layout })
+    }
+}
+
+#[cfg(feature = "remote")]
+impl Summary for RemoteSummary<'_> {
     fn standard_version(&self) -> &str {
-        asdf::remote::RemoteFile::standard_version(self)
+        self.file.standard_version()
     }
     fn comments(&self) -> &[String] {
-        &self.header().comments
+        &self.file.header().comments
     }
     fn tree(&self) -> &Node {
-        asdf::remote::RemoteFile::tree(self)
+        self.file.tree()
     }
-    fn warnings(&self) -> &[String] {
-        asdf::remote::RemoteFile::warnings(self)
+    fn warnings(&self) -> Vec<String> {
+        // The file's own (tree, tags), then the block scan's, as a local file lists them.
+        let mut all = self.file.warnings().to_vec();
+        all.extend(self.layout.warnings.iter().cloned());
+        all
     }
     fn layout(&self) -> &BlockLayout {
-        asdf::remote::RemoteFile::layout(self)
+        self.layout
     }
 }
 
@@ -85,7 +106,7 @@ pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
     #[cfg(feature = "remote")]
     if let Some(url) = input::url_of(path) {
         let file = input::open_remote(url)?;
-        let mut text = asdf_info(&file, opts)?;
+        let mut text = asdf_info(&RemoteSummary::new(&file)?, opts)?;
         if opts.verbose {
             let t = file.traffic();
             let fetched = format!(
@@ -236,7 +257,7 @@ impl serde::Serialize for InfoJson<'_> {
         m.serialize_entry("arrays", &ArraysJson(file))?;
         m.serialize_entry("blocks", &BlocksJson(file))?;
         m.serialize_entry("block_index", &file.layout().index_offset)?;
-        m.serialize_entry("warnings", file.warnings())?;
+        m.serialize_entry("warnings", &file.warnings())?;
         m.end()
     }
 }

@@ -294,7 +294,7 @@ fn verify_remote(url: &str, verbose: bool) -> Result<Report> {
     for w in file.warnings() {
         r.lines.push(format!("warning: {w}"));
     }
-    for b in 0..file.blocks().len() {
+    for b in 0..file.block_count() {
         r.blocks += 1;
         match file.block_data(b as i64) {
             Ok(d) if verbose => r.lines.push(format!("block {b}: {} bytes, ok", d.len())),

@@ -146,6 +146,9 @@ mod tests {
             .collect();
         let has = |name: &str| peers.iter().any(|p| p.trim_end().ends_with(name));
         assert_eq!(has("Python asdf"), with_python, "{md}");
+        // The S3 case needs the interop venv's S3 server.
+        assert_eq!(md.contains("7. S3 (a) info"), with_python, "{md}");
+        assert_eq!(md.contains("7. S3 (d) whole zstd array"), with_python, "{md}");
         assert_eq!(has("awkward0"), with_python, "{md}");
         for name in [
             "asdf-rs",

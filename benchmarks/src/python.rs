@@ -42,6 +42,11 @@ impl Python {
         Python { exe }
     }
 
+    /// The interpreter, when Python peers run.
+    pub fn exe(&self) -> Option<&std::path::Path> {
+        self.exe.as_deref()
+    }
+
     /// Runs `script` with `args` (as `sys.argv[1:]`); returns its `key value` lines, or `None`
     /// when Python peers are disabled.
     pub fn run(&self, script: &str, args: &[String]) -> Result<Option<Outputs>> {

@@ -458,3 +458,130 @@ impl MotoServer {
         }
     }
 }
+
+/// A reverse proxy in front of an HTTP server (a moto S3 server, say) that counts the requests
+/// it forwards and the response body bytes it returns: the same count for every client, ours
+/// or Python's. Each request is forwarded on a connection of its own (`Connection: close` both
+/// ways). It stops when dropped.
+pub struct CountingProxy {
+    addr: SocketAddr,
+    counts: Arc<(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64)>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl CountingProxy {
+    /// Starts a proxy on a free loopback port forwarding to `upstream` (`127.0.0.1:port`).
+    pub fn start(upstream: &str) -> CountingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let addr = listener.local_addr().expect("local address");
+        let counts = Arc::new(Default::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, st, up) = (Arc::clone(&counts), stop.clone(), upstream.to_string());
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Ok(conn) = conn {
+                    let (c, up) = (Arc::clone(&c), up.clone());
+                    std::thread::spawn(move || {
+                        let _ = forward(conn, &up, &c);
+                    });
+                }
+            }
+        });
+        CountingProxy {
+            addr,
+            counts,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`: the endpoint to give clients.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `(requests, body bytes)` forwarded since the last call.
+    pub fn take(&self) -> (u64, u64) {
+        (
+            self.counts.0.swap(0, Ordering::SeqCst),
+            self.counts.1.swap(0, Ordering::SeqCst),
+        )
+    }
+}
+
+impl Drop for CountingProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Reads an HTTP head (start line and headers) without its final empty line: the lines, and
+/// the `Content-Length` if given.
+fn read_head(r: &mut impl BufRead) -> std::io::Result<(Vec<String>, Option<u64>)> {
+    let mut lines = Vec::new();
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let line = line.trim_end().to_string();
+        if line.is_empty() {
+            return Ok((lines, length));
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().ok();
+            }
+        }
+        lines.push(line);
+    }
+}
+
+/// `lines` as a head that closes the connection after this message.
+fn closing_head(lines: &[String]) -> String {
+    let mut head = String::new();
+    for l in lines {
+        let is_conn = l
+            .split_once(':')
+            .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("connection"));
+        if !is_conn {
+            head.push_str(l);
+            head.push_str("\r\n");
+        }
+    }
+    head.push_str("Connection: close\r\n\r\n");
+    head
+}
+
+fn forward(
+    client: TcpStream,
+    upstream: &str,
+    counts: &(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64),
+) -> std::io::Result<()> {
+    client.set_read_timeout(Some(Duration::from_secs(120)))?;
+    let mut to_client = client.try_clone()?;
+    let mut from_client = BufReader::new(client);
+    let (lines, length) = read_head(&mut from_client)?;
+    let mut body = vec![0u8; length.unwrap_or(0) as usize];
+    from_client.read_exact(&mut body)?;
+    let mut up = TcpStream::connect(upstream)?;
+    up.set_read_timeout(Some(Duration::from_secs(120)))?;
+    up.write_all(closing_head(&lines).as_bytes())?;
+    up.write_all(&body)?;
+    let mut from_up = BufReader::new(up);
+    let (lines, _) = read_head(&mut from_up)?;
+    to_client.write_all(closing_head(&lines).as_bytes())?;
+    let n = std::io::copy(&mut from_up, &mut to_client)?;
+    counts.0.fetch_add(1, Ordering::SeqCst);
+    counts.1.fetch_add(n, Ordering::SeqCst);
+    to_client.flush()
+}

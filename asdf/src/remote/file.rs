@@ -12,9 +12,9 @@ use asdf_yaml::Node;
 use bytes::Bytes;
 use ndarray::ArrayD;
 
+use super::blocks::{Blocks, Want};
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
-use super::source::HeldRanges;
 use crate::arrays::{arr, array_in, array_kind, read_in, region_in, slice_region, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
@@ -52,16 +52,18 @@ impl Drop for Exec {
 ///
 /// Opening reads the first and last [`first_read`](RemoteOptions::first_read) bytes in two
 /// concurrent requests: the header and tree, and the block index. The tree is read further only
-/// when it is longer; block headers come from the validated index (missing ones in a few
-/// concurrent, coalesced requests), or from walking the blocks when the file has no valid index.
-/// Block data is read only when an array needs it, and [`read_region`](Self::read_region) reads
-/// only the chunks or byte ranges a region covers. Checksums and every limit of
+/// when it is longer. With a block index, no other block header is read on opening: an array's
+/// block is read with its header in one request when the array is read, and
+/// [`blocks`](Self::blocks) reads every header (concurrent, coalesced requests) when asked
+/// for. A file without a valid index is walked from header to header on opening. Block data is
+/// read only when an array needs it, and [`read_region`](Self::read_region) reads only the
+/// chunks or byte ranges a region covers. Checksums and every limit of
 /// [`OpenOptions`] apply as for local files; every read is pinned to the ETag the first one saw.
 ///
 /// ```no_run
 /// use asdf::AsdfFile;
 /// let f = AsdfFile::open_url("s3://my-bucket/products/r0001.asdf")?;
-/// println!("{} blocks, tree {:?}", f.blocks().len(), f.tree().get("meta"));
+/// println!("{} blocks, tree {:?}", f.block_count(), f.tree().get("meta"));
 /// let flux = f.array::<f32>("/roman/data")?;
 /// let window = f.read_region::<f32>("/roman/data", &[2000..2030, 2000..2030])?;
 /// println!("{:?} read in {:?}", window.shape(), f.traffic());
@@ -72,7 +74,7 @@ pub struct RemoteFile {
     header: FileHeader,
     tree: Node,
     tree_range: Option<Range<usize>>,
-    layout: BlockLayout,
+    blocks: Blocks,
     warnings: Vec<String>,
     options: OpenOptions,
     decoded: DecodeBudget,
@@ -87,7 +89,7 @@ impl std::fmt::Debug for RemoteFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteFile")
             .field("object", &self.object)
-            .field("blocks", &self.layout.blocks.len())
+            .field("blocks", &self.blocks.count())
             .finish_non_exhaustive()
     }
 }
@@ -141,32 +143,36 @@ impl RemoteFile {
         let index = parse_tail_index(&ends.tail);
         let head = through_tree(&object, handle, ends.head, index.as_deref(), options)?;
         let sections = split(&head).map_err(|e| e.in_file(url))?;
-        let (tree, mut warnings) =
+        let (tree, warnings) =
             parse_tree(&head, sections.tree.clone(), &options.open).map_err(|e| e.in_file(url))?;
-        let layout = {
-            let mut held = HeldRanges::new(&object, handle);
-            held.hold(0, head);
-            held.hold(object.size() - ends.tail.len() as u64, ends.tail);
-            prefetch_headers(&mut held, &object, handle, index.as_deref())?;
-            asdf_block::scan_blocks(
-                &mut held,
-                sections.blocks_start as u64,
-                options.open.blocks.use_index,
-            )
-            .map_err(|e| AsdfError::from(e.in_file(url)))?
-        };
-        warnings.extend(layout.warnings.iter().cloned());
+        let start = sections.blocks_start as u64;
+        let rest = Bytes::copy_from_slice(head.get(sections.blocks_start..).unwrap_or(&[]));
+        let opening = vec![
+            (start, rest),
+            (object.size() - ends.tail.len() as u64, ends.tail),
+        ];
+        let blocks = handle.block_on(Blocks::locate(
+            &object,
+            start,
+            options.open.blocks.use_index,
+            opening,
+        ))?;
+        if let Some(layout) = blocks.scanned() {
+            for w in &layout.warnings {
+                log::warn!("{url}: {w}");
+            }
+        }
         for w in &warnings {
             log::warn!("{url}: {w}");
         }
         let open = &options.open;
-        let n = layout.blocks.len();
+        let n = blocks.count();
         Ok(RemoteFile {
             object,
             header: sections.header,
             tree,
             tree_range: sections.tree,
-            layout,
+            blocks,
             warnings,
             decoded: DecodeBudget::new(
                 open.max_total_decoded_bytes,
@@ -263,30 +269,6 @@ fn parse_tree(
     Ok((tree, warnings))
 }
 
-/// Reads the block headers the index names that the first reads did not cover, in concurrent
-/// coalesced requests, so the block scan finds them all in memory.
-fn prefetch_headers(
-    held: &mut HeldRanges<'_>,
-    object: &RemoteObject,
-    handle: &tokio::runtime::Handle,
-    index: Option<&[u64]>,
-) -> Result<()> {
-    let Some(offsets) = index else {
-        return Ok(());
-    };
-    let ranges: Vec<Range<u64>> = offsets
-        .iter()
-        .filter(|&&o| o < object.size())
-        .map(|&o| o..o.saturating_add(HEADER_LEN as u64).min(object.size()))
-        .collect();
-    let missing = held.missing(&ranges);
-    let got = handle.block_on(object.fetch(&missing))?;
-    for (r, b) in missing.iter().zip(got) {
-        held.hold(r.start, b);
-    }
-    Ok(())
-}
-
 impl RemoteFile {
     /// The file's URL.
     pub fn url(&self) -> &str {
@@ -328,17 +310,30 @@ impl RemoteFile {
         self.tree_range.clone()
     }
 
-    /// Position and header of every block.
-    pub fn blocks(&self) -> &[BlockInfo] {
-        &self.layout.blocks
+    /// The number of blocks (from the block index, or the scan).
+    pub fn block_count(&self) -> usize {
+        self.blocks.count()
     }
 
-    /// How the blocks were located (index used or walked).
-    pub fn layout(&self) -> &BlockLayout {
-        &self.layout
+    /// Position and header of every block: read now (concurrent, coalesced requests) if the
+    /// file was opened by its index and not every header is known.
+    pub fn blocks(&self) -> Result<&[BlockInfo]> {
+        Ok(&self.layout()?.blocks)
     }
 
-    /// Non-fatal oddities found while reading.
+    /// How the blocks were located (index used or walked), every header read as for
+    /// [`blocks`](Self::blocks); its warnings say what a scan found odd.
+    pub fn layout(&self) -> Result<&BlockLayout> {
+        self.handle()?.block_on(self.layout_async())
+    }
+
+    /// [`layout`](Self::layout) from async code.
+    pub async fn layout_async(&self) -> Result<&BlockLayout> {
+        self.blocks.layout(&self.object).await
+    }
+
+    /// Non-fatal oddities found in the tree (the block scan's are in
+    /// [`layout`](Self::layout)).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -387,11 +382,12 @@ impl Fetched<'_> {
 
 impl BlockStore for Fetched<'_> {
     fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
-        let i = resolve(&self.file.layout.blocks, source)?;
-        let info = &self.file.layout.blocks[i];
-        let stored = self.stored(i).ok_or_else(|| {
+        let i = resolve(self.file.blocks.count(), source)?;
+        let not_read = || {
             asdf_ndarray::NdError::Usage(format!("block {i} was not read from {}", self.file.url()))
-        })?;
+        };
+        let info = self.file.blocks.info(i).ok_or_else(not_read)?;
+        let stored = self.stored(i).ok_or_else(not_read)?;
         self.file.decoded.charge_nd(info)?;
         let (data, _) =
             asdf_block::decode_stored(info, Cow::Borrowed(&stored[..]), &self.file.options.blocks)
@@ -400,16 +396,16 @@ impl BlockStore for Fetched<'_> {
     }
 }
 
-/// Block `source` (negative counts from the end) of `blocks`.
-fn resolve(blocks: &[BlockInfo], source: i64) -> asdf_ndarray::Result<usize> {
-    let n = blocks.len() as i64;
+/// Block `source` (negative counts from the end) of `count` blocks.
+fn resolve(count: usize, source: i64) -> asdf_ndarray::Result<usize> {
+    let n = count as i64;
     let i = if source < 0 { n + source } else { source };
     if (0..n).contains(&i) {
         Ok(i as usize)
     } else {
         Err(asdf_block::BlockError::NoSuchBlock {
             index: source,
-            count: blocks.len(),
+            count,
         }
         .into())
     }
@@ -459,11 +455,12 @@ fn touches(region: &[Range<usize>], start: &[usize], shape: &[usize]) -> bool {
 }
 
 impl RemoteFile {
-    /// Reads the stored bytes of `blocks` not kept from earlier reads, concurrently.
+    /// Reads the stored bytes of `blocks` not kept from earlier reads, concurrently (with
+    /// their headers, for blocks located by the index alone).
     async fn fetch_blocks(&self, blocks: &[i64]) -> Result<Fetched<'_>> {
         let mut wanted: Vec<usize> = Vec::new();
         for &b in blocks {
-            let i = resolve(&self.layout.blocks, b).map_err(|e| AsdfError::Array {
+            let i = resolve(self.blocks.count(), b).map_err(|e| AsdfError::Array {
                 pointer: String::new(),
                 source: e,
             })?;
@@ -471,19 +468,66 @@ impl RemoteFile {
                 wanted.push(i);
             }
         }
-        let ranges: Vec<Range<u64>> = wanted
-            .iter()
-            .map(|&i| self.layout.blocks[i].stored_range())
-            .collect();
-        let got = self.object.fetch(&ranges).await?;
-        let mut fetched = HashMap::new();
-        for (i, bytes) in wanted.into_iter().zip(got) {
-            self.keep(i, &bytes);
-            fetched.insert(i, bytes);
+        loop {
+            if let Some(fetched) = self.try_fetch(&wanted).await? {
+                return Ok(Fetched {
+                    file: self,
+                    blocks: fetched,
+                });
+            }
+            // A header read through the index did not check out: locate every block as the
+            // local reader does, then read by that.
+            self.layout_async().await?;
         }
-        Ok(Fetched {
-            file: self,
-            blocks: fetched,
+    }
+
+    /// The stored bytes of blocks `wanted`; `None` when a header read with its data does not
+    /// check out.
+    async fn try_fetch(&self, wanted: &[usize]) -> Result<Option<HashMap<usize, Bytes>>> {
+        let wants: Vec<Want> = wanted.iter().map(|&i| self.blocks.want(i)).collect();
+        // Blocks the first reads already hold (all of them in a small file) cost no request.
+        let held: Vec<Option<Bytes>> = wants
+            .iter()
+            .map(|w| self.blocks.opened(&w.range()))
+            .collect();
+        let ranges: Vec<Range<u64>> = wants
+            .iter()
+            .zip(&held)
+            .filter(|(_, h)| h.is_none())
+            .map(|(w, _)| w.range())
+            .collect();
+        let mut got = self.object.fetch(&ranges).await?.into_iter();
+        let mut fetched = HashMap::new();
+        for ((&i, want), held) in wanted.iter().zip(&wants).zip(held) {
+            let Some(bytes) = held.or_else(|| got.next()) else {
+                return Err(self.object.error(None, "internal: a block was not fetched"));
+            };
+            let Some(stored) = self.blocks.stored(i, want, bytes, self.size()) else {
+                return Ok(None);
+            };
+            self.keep(i, &stored);
+            fetched.insert(i, stored);
+        }
+        Ok(Some(fetched))
+    }
+
+    /// Block `i`'s header: known, or read (a few bytes at its index offset), or found by
+    /// scanning when that does not check out.
+    async fn block_header(&self, i: usize) -> Result<BlockInfo> {
+        if let Some(info) = self.blocks.info(i) {
+            return Ok(*info);
+        }
+        if let Want::Span(span) = self.blocks.want(i) {
+            let head = span.start..span.end.min(span.start + HEADER_LEN as u64);
+            let bytes = self.object.fetch_one(head).await?;
+            if let Some(info) = self.blocks.learn(i, &span, &bytes, self.size()) {
+                return Ok(info);
+            }
+        }
+        let layout = self.layout_async().await?;
+        layout.blocks.get(i).copied().ok_or_else(|| {
+            self.object
+                .error(None, format!("block {i} is not among the blocks found"))
         })
     }
 
@@ -575,7 +619,14 @@ impl RemoteFile {
         let node = self.node_at(pointer)?;
         if array_kind(node) == Some(ArrayKind::NdArray) {
             let meta = crate::arrays::meta_of(pointer, node)?;
-            if let Some(plan) = super::region::plan(&meta, &self.layout.blocks, region) {
+            let info = match meta.source {
+                Some(Source::Block(b)) => match resolve(self.blocks.count(), b) {
+                    Ok(i) => Some(self.block_header(i).await?),
+                    Err(_) => None,
+                },
+                _ => None,
+            };
+            if let Some(plan) = info.and_then(|info| super::region::plan(&meta, &info, region)) {
                 return super::region::read::<T>(self, &plan, pointer).await;
             }
         }

@@ -12,6 +12,7 @@
 //! The API blocks (each file runs a small runtime of its own); from async code, use
 //! [`RemoteFile::open_async`] and the `_async` methods on the caller's tokio runtime.
 
+mod blocks;
 mod file;
 mod object;
 mod options;

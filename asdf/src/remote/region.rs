@@ -26,13 +26,12 @@ pub(crate) struct RegionPlan {
 /// order (no strides other than C's, no mask); `None` when it must be read whole.
 pub(crate) fn plan(
     meta: &NdArrayMeta,
-    blocks: &[BlockInfo],
+    info: &BlockInfo,
     region: &[Range<usize>],
 ) -> Option<RegionPlan> {
-    let Some(Source::Block(b)) = meta.source else {
+    if !matches!(meta.source, Some(Source::Block(_))) {
         return None;
-    };
-    let info = blocks.get(usize::try_from(b).ok()?)?;
+    }
     let (shape, datatype) = (meta.shape.as_ref()?, meta.datatype.as_ref()?);
     if info.header.is_compressed() || meta.streamed || meta.mask.is_some() || shape.is_empty() {
         return None;

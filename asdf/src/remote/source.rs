@@ -1,39 +1,46 @@
-//! The bytes of a remote object as a block-layer [`Source`]: ranges read so far are kept and
-//! served from memory; a range not held yet is read with one request (and some read-ahead), so
-//! the block scanner of `asdf-block` runs unchanged over a remote file.
+//! The bytes of a remote object as a block-layer [`Source`]: the ranges read so far, served from
+//! memory. A range not held yet is not read here (that would block inside async code): the
+//! read fails and the range is recorded, the caller fetches it and runs the block scanner
+//! again ([`scan`]). Each round adds the missing range, so the rounds end.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io;
 use std::ops::Range;
 
+use asdf_block::{BlockLayout, Source};
 use bytes::Bytes;
 
 use super::object::RemoteObject;
-use asdf_block::Source;
+use crate::error::{AsdfError, Result};
 
 /// Bytes read ahead on a miss: enough for a block header and what follows it.
 const READ_AHEAD: u64 = 64 << 10;
 
-/// Held ranges of one remote object, read through `handle` when missing.
-pub(crate) struct HeldRanges<'a> {
-    object: &'a RemoteObject,
-    handle: &'a tokio::runtime::Handle,
-    held: Vec<(u64, Bytes)>,
+/// Held ranges of one remote object of `size` bytes, and the first range a read missed.
+pub(crate) struct HeldRanges {
+    size: u64,
+    held: BTreeMap<u64, Bytes>,
+    missed: Option<Range<u64>>,
 }
 
-impl<'a> HeldRanges<'a> {
-    pub(crate) fn new(object: &'a RemoteObject, handle: &'a tokio::runtime::Handle) -> Self {
+impl HeldRanges {
+    pub(crate) fn new(size: u64) -> Self {
         HeldRanges {
-            object,
-            handle,
-            held: Vec::new(),
+            size,
+            held: BTreeMap::new(),
+            missed: None,
         }
     }
 
-    /// Keeps `bytes`, the object's bytes from `start`.
+    /// Keeps `bytes`, the object's bytes from `start` (the longer piece when two start there).
     pub(crate) fn hold(&mut self, start: u64, bytes: Bytes) {
-        if !bytes.is_empty() {
-            self.held.push((start, bytes));
+        if bytes.is_empty() {
+            return;
+        }
+        let longer = self.held.get(&start).is_none_or(|b| b.len() < bytes.len());
+        if longer {
+            self.held.insert(start, bytes);
         }
     }
 
@@ -46,37 +53,37 @@ impl<'a> HeldRanges<'a> {
             .collect()
     }
 
-    fn covering(&self, start: u64, end: u64) -> Option<usize> {
+    /// The first range a read missed since the last call.
+    pub(crate) fn take_missed(&mut self) -> Option<Range<u64>> {
+        self.missed.take()
+    }
+
+    fn covering(&self, start: u64, end: u64) -> Option<(&u64, &Bytes)> {
         self.held
-            .iter()
-            .position(|(s, b)| *s <= start && end <= s + b.len() as u64)
+            .range(..=start)
+            .rev()
+            .find(|(s, b)| end <= **s + b.len() as u64)
     }
 }
 
-impl Source for HeldRanges<'_> {
+impl Source for HeldRanges {
     fn len(&self) -> u64 {
-        self.object.size()
+        self.size
     }
 
     fn get(&mut self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
-        let size = self.object.size();
-        let end = offset.saturating_add(len as u64).min(size);
+        let end = offset.saturating_add(len as u64).min(self.size);
         if offset >= end {
             return Ok(Cow::Borrowed(&[]));
         }
-        let i = match self.covering(offset, end) {
-            Some(i) => i,
-            None => {
-                let want = offset..end.max(offset.saturating_add(READ_AHEAD)).min(size);
-                let bytes = self
-                    .handle
-                    .block_on(self.object.fetch_one(want))
-                    .map_err(io::Error::other)?;
-                self.held.push((offset, bytes));
-                self.held.len() - 1
-            }
-        };
-        let (s, b) = &self.held[i];
+        if self.covering(offset, end).is_none() {
+            let want = offset..end.max(offset.saturating_add(READ_AHEAD)).min(self.size);
+            self.missed.get_or_insert(want);
+            return Err(io::Error::other("not read yet"));
+        }
+        let (s, b) = self
+            .covering(offset, end)
+            .ok_or_else(|| io::Error::other("not held"))?;
         let from = (offset - s) as usize;
         Ok(Cow::Borrowed(&b[from..from + (end - offset) as usize]))
     }
@@ -86,4 +93,39 @@ impl Source for HeldRanges<'_> {
         // usually holds them already.
         4 << 10
     }
+}
+
+/// Locates the blocks of `object` after byte `start`, as the local reader does
+/// ([`asdf_block::scan_blocks`]), over `held`: each range the scan misses is fetched and the
+/// scan runs again.
+pub(crate) async fn scan(
+    object: &RemoteObject,
+    held: &mut HeldRanges,
+    start: u64,
+    use_index: bool,
+) -> Result<BlockLayout> {
+    loop {
+        let result = asdf_block::scan_blocks(held, start, use_index);
+        match held.take_missed() {
+            Some(range) => {
+                let bytes = object.fetch_one(range.clone()).await?;
+                held.hold(range.start, bytes);
+            }
+            None => return result.map_err(|e| AsdfError::from(e.in_file(object.url()))),
+        }
+    }
+}
+
+/// The header of block `index` at `offset`, read from `held` alone: `None` when the bytes held
+/// do not make a valid header there.
+pub(crate) fn header_at(
+    held: &mut HeldRanges,
+    offset: u64,
+    index: usize,
+) -> Option<asdf_block::BlockInfo> {
+    let info = asdf_block::layout::block_info_at(held, offset, index).ok();
+    if held.take_missed().is_some() {
+        return None;
+    }
+    info
 }

@@ -10,6 +10,7 @@ mod compressed;
 mod limits;
 mod many;
 mod rawarray;
+mod remote;
 mod tree;
 mod uncompressed;
 
@@ -60,6 +61,10 @@ pub const ALL: &[Case] = &[
     Case {
         name: "awkward",
         run: awkward::run,
+    },
+    Case {
+        name: "remote",
+        run: remote::run,
     },
 ];
 

@@ -1,0 +1,226 @@
+//! Case 7 (issue 18): files on S3. An S3-compatible server (`moto_server` from the interop venv)
+//! on loopback behind a counting proxy, so requests and bytes are counted the same way for
+//! every client; ours (`RemoteFile`) against Python asdf 6.0.0 over `s3fs`, on the same
+//! objects: (a) `info`, (b) one array out of 100, (c) a 1/16 region of a 1 GiB array, (d) a
+//! whole 1 GiB compressed array. Each operation starts from nothing (a new file, a new
+//! `S3FileSystem`): traffic is that of one run, time the best of several.
+
+use asdf::remote::{RemoteFile, RemoteOptions};
+use asdf::yaml::Node;
+use asdf::{AsdfWriter, StoreOptions};
+use asdf_testkit::http::{CountingProxy, MotoServer};
+use ndarray::Array2;
+
+use super::Ctx;
+use crate::data::scaled;
+use crate::measure::{best, BenchError, Result, Row};
+
+const PY: &str = r#"
+import asdf, numpy as np, s3fs
+endpoint, op, mode, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+keys = {"info": "gib.asdf", "one": "many.asdf", "region": "gib.asdf", "whole": "zstd.asdf"}
+def run():
+    fs = s3fs.S3FileSystem(endpoint_url=endpoint, key="testing", secret="testing",
+                           client_kwargs={"region_name": "us-east-1"}, skip_instance_cache=True)
+    with fs.open("bench/" + keys[op], "rb") as fd:
+        with asdf.open(fd, lazy_load=True, memmap=False) as af:
+            if op == "info":
+                return float(len(af.tree))
+            if op == "one":
+                return float(np.asarray(af.tree["a57"]).sum())
+            if op == "region":
+                return float(np.asarray(af.tree["data"][:q, :q], dtype=np.float64).sum())
+            return float(np.asarray(af.tree["data"], dtype=np.float64).sum())
+if mode == "count":
+    out("sum", run())
+else:
+    t, s = best(run)
+    out("time", t)
+"#;
+
+/// The objects of the case, by key: sizes scaled from 1 GiB arrays and 100 arrays of 1 MiB.
+struct Objects {
+    /// Side of the square float32 arrays.
+    n: usize,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+fn pattern(n: usize) -> Array2<f32> {
+    Array2::from_shape_fn((n, n), |(i, j)| ((i * 7 + j * 13) % 1000) as f32)
+}
+
+fn bytes_of(w: AsdfWriter, tree: Node) -> Result<Vec<u8>> {
+    w.to_bytes(tree, &Default::default())
+        .map_err(BenchError::ours)
+}
+
+fn objects(scale: f64) -> Result<Objects> {
+    let side = ((scaled(1 << 30, scale, 1 << 10) / 4) as f64).sqrt() as usize;
+    let n = (side / 64).max(1) * 64;
+    let a = pattern(n);
+    let one = |store: &StoreOptions, chunks: Option<&[usize]>| -> Result<Vec<u8>> {
+        let mut w = AsdfWriter::new();
+        let node = match chunks {
+            Some(c) => w.add_chunked(&a, Some(c), store),
+            None => w.add(&a, store),
+        }
+        .map_err(BenchError::ours)?;
+        bytes_of(w, Node::mapping([("data", node)]))
+    };
+    let zstd = StoreOptions::compressed("zstd").map_err(BenchError::ours)?;
+    let mut files = vec![
+        ("gib.asdf".to_string(), one(&StoreOptions::default(), None)?),
+        ("chunked.asdf".to_string(), one(&zstd, Some(&[n / 16, n / 16]))?),
+        ("zstd.asdf".to_string(), one(&zstd, None)?),
+    ];
+    let len = (scaled(1 << 20, scale, 8 << 10) / 8) as usize;
+    let mut w = AsdfWriter::new();
+    let mut pairs = Vec::new();
+    for k in 0..100 {
+        let arr = ndarray::Array1::<f64>::from_elem(len, k as f64);
+        let node = w.add(&arr, &StoreOptions::default()).map_err(BenchError::ours)?;
+        pairs.push((format!("a{k}"), node));
+    }
+    files.push(("many.asdf".to_string(), bytes_of(w, Node::mapping(pairs))?));
+    Ok(Objects { n, files })
+}
+
+/// One operation of ours: the sum of what it read.
+fn ours(op: &str, endpoint: &str, q: usize) -> Result<f64> {
+    let options = RemoteOptions {
+        endpoint: Some(endpoint.to_string()),
+        region: Some("us-east-1".into()),
+        config: vec![
+            ("aws_access_key_id".into(), "testing".into()),
+            ("aws_secret_access_key".into(), "testing".into()),
+        ],
+        ..RemoteOptions::default()
+    };
+    let key = match op {
+        "info" | "region" => "gib.asdf",
+        "chunked" => "chunked.asdf",
+        "one" => "many.asdf",
+        _ => "zstd.asdf",
+    };
+    let f = RemoteFile::open(&format!("s3://bench/{key}"), &options).map_err(BenchError::ours)?;
+    let sum = |a: ndarray::ArrayD<f32>| a.iter().map(|&x| f64::from(x)).sum::<f64>();
+    Ok(match op {
+        // What `asdftool info --show-blocks` shows: the tree and every block header.
+        "info" => {
+            let blocks = f.blocks().map_err(BenchError::ours)?.len();
+            (f.tree().as_map().map_or(0, |m| m.len()) + blocks) as f64
+        }
+        "one" => f.array::<f64>("/a57").map_err(BenchError::ours)?.sum(),
+        "region" | "chunked" => sum(
+            f.read_region::<f32>("/data", &[0..q, 0..q])
+                .map_err(BenchError::ours)?,
+        ),
+        _ => sum(f.array::<f32>("/data").map_err(BenchError::ours)?),
+    })
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 10 << 20 => format!("{} MiB", b >> 20),
+        b if b >= 10 << 10 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// What one side did for one operation: time, and the traffic of one run.
+struct Side {
+    secs: f64,
+    requests: u64,
+    bytes: u64,
+}
+
+fn measure_ours(proxy: &CountingProxy, op: &str, q: usize) -> Result<(Side, f64)> {
+    proxy.take();
+    let got = ours(op, &proxy.endpoint(), q)?;
+    let (requests, bytes) = proxy.take();
+    let (secs, _) = best(|| ours(op, &proxy.endpoint(), q))?;
+    proxy.take();
+    Ok((
+        Side {
+            secs,
+            requests,
+            bytes,
+        },
+        got,
+    ))
+}
+
+fn measure_python(ctx: &Ctx, proxy: &CountingProxy, op: &str, q: usize) -> Result<Option<(Side, f64)>> {
+    let args = |mode: &str| vec![proxy.endpoint(), op.to_string(), mode.to_string(), q.to_string()];
+    proxy.take();
+    let Some(count) = ctx.py.run(PY, &args("count"))? else {
+        return Ok(None);
+    };
+    let (requests, bytes) = proxy.take();
+    let timed = ctx.py.run(PY, &args("time"))?;
+    proxy.take();
+    let secs = crate::python::opt(&timed, "time")?.unwrap_or(f64::NAN);
+    Ok(Some((
+        Side {
+            secs,
+            requests,
+            bytes,
+        },
+        count.get("sum")?,
+    )))
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let Some(python) = ctx.py.exe() else {
+        eprintln!("   no Python: no S3 server, case skipped");
+        return Ok(Vec::new());
+    };
+    let objects = objects(ctx.scale)?;
+    let moto = MotoServer::start(python);
+    moto.fill("bench", &objects.files);
+    let total: Vec<(String, u64)> = objects
+        .files
+        .iter()
+        .map(|(k, b)| (k.clone(), b.len() as u64))
+        .collect();
+    drop(objects.files);
+    let proxy = CountingProxy::start(&moto.addr);
+    let q = objects.n / 4;
+    let size = |k: &str| total.iter().find(|(n, _)| n == k).map_or(0, |(_, s)| *s);
+    let cases = [
+        ("info", "info", "(a) info", size("gib.asdf")),
+        ("one", "one", "(b) one array out of 100", size("many.asdf")),
+        ("region", "region", "(c) 1/16 region of an uncompressed array", size("gib.asdf")),
+        ("chunked", "region", "(c) 1/16 region of a chunked zstd array (Python: of the uncompressed one)", size("chunked.asdf")),
+        ("whole", "whole", "(d) whole zstd array", size("zstd.asdf")),
+    ];
+    let mut rows = Vec::new();
+    for (op, py_op, label, file) in cases {
+        let (o, got) = measure_ours(&proxy, op, q)?;
+        let p = measure_python(ctx, &proxy, py_op, q)?;
+        if let Some((_, want)) = &p {
+            if op != "info" {
+                crate::data::check_sum("remote", op, got, *want)?;
+            }
+        }
+        let mut note = format!(
+            "{} file; ours {} requests / {}",
+            human(file),
+            o.requests,
+            human(o.bytes)
+        );
+        if let Some((p, _)) = &p {
+            note.push_str(&format!(
+                "; Python {} requests / {}",
+                p.requests,
+                human(p.bytes)
+            ));
+        }
+        rows.push(
+            Row::new(format!("7. S3 {label} vs Python asdf + s3fs"), o.secs)
+                .peer_opt("Python asdf", p.as_ref().map(|(p, _)| p.secs))
+                .note(note),
+        );
+    }
+    Ok(rows)
+}
