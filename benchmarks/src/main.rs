@@ -148,7 +148,11 @@ mod tests {
         assert_eq!(has("Python asdf"), with_python, "{md}");
         // The S3 case needs the interop venv's S3 server.
         assert_eq!(md.contains("7. S3 (a) info"), with_python, "{md}");
-        assert_eq!(md.contains("7. S3 (d) whole zstd array"), with_python, "{md}");
+        assert_eq!(
+            md.contains("7. S3 (d) whole zstd array"),
+            with_python,
+            "{md}"
+        );
         assert_eq!(has("awkward0"), with_python, "{md}");
         for name in [
             "asdf-rs",

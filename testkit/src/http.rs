@@ -465,7 +465,7 @@ impl MotoServer {
 /// ways). It stops when dropped.
 pub struct CountingProxy {
     addr: SocketAddr,
-    counts: Arc<(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64)>,
+    counts: Arc<Counts>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -473,9 +473,14 @@ pub struct CountingProxy {
 impl CountingProxy {
     /// Starts a proxy on a free loopback port forwarding to `upstream` (`127.0.0.1:port`).
     pub fn start(upstream: &str) -> CountingProxy {
+        use std::sync::atomic::AtomicU64;
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");
-        let counts = Arc::new(Default::default());
+        let counts = Arc::new(Counts {
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+        });
         let stop = Arc::new(AtomicBool::new(false));
         let (c, st, up) = (Arc::clone(&counts), stop.clone(), upstream.to_string());
         let thread = std::thread::spawn(move || {
@@ -485,8 +490,10 @@ impl CountingProxy {
                 }
                 if let Ok(conn) = conn {
                     let (c, up) = (Arc::clone(&c), up.clone());
+                    c.in_flight.fetch_add(1, Ordering::SeqCst);
                     std::thread::spawn(move || {
                         let _ = forward(conn, &up, &c);
+                        c.in_flight.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
             }
@@ -504,11 +511,18 @@ impl CountingProxy {
         format!("http://{}", self.addr)
     }
 
-    /// `(requests, body bytes)` forwarded since the last call.
+    /// `(requests, body bytes)` forwarded since the last call, once every connection open now
+    /// is done (a client has its answer before the proxy has counted it).
     pub fn take(&self) -> (u64, u64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.counts.in_flight.load(Ordering::SeqCst) > 0
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         (
-            self.counts.0.swap(0, Ordering::SeqCst),
-            self.counts.1.swap(0, Ordering::SeqCst),
+            self.counts.requests.swap(0, Ordering::SeqCst),
+            self.counts.bytes.swap(0, Ordering::SeqCst),
         )
     }
 }
@@ -562,11 +576,14 @@ fn closing_head(lines: &[String]) -> String {
     head
 }
 
-fn forward(
-    client: TcpStream,
-    upstream: &str,
-    counts: &(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64),
-) -> std::io::Result<()> {
+/// What a [`CountingProxy`] counted.
+struct Counts {
+    requests: std::sync::atomic::AtomicU64,
+    bytes: std::sync::atomic::AtomicU64,
+    in_flight: std::sync::atomic::AtomicU64,
+}
+
+fn forward(client: TcpStream, upstream: &str, counts: &Counts) -> std::io::Result<()> {
     client.set_read_timeout(Some(Duration::from_secs(120)))?;
     let mut to_client = client.try_clone()?;
     let mut from_client = BufReader::new(client);
@@ -581,7 +598,7 @@ fn forward(
     let (lines, _) = read_head(&mut from_up)?;
     to_client.write_all(closing_head(&lines).as_bytes())?;
     let n = std::io::copy(&mut from_up, &mut to_client)?;
-    counts.0.fetch_add(1, Ordering::SeqCst);
-    counts.1.fetch_add(n, Ordering::SeqCst);
+    counts.requests.fetch_add(1, Ordering::SeqCst);
+    counts.bytes.fetch_add(n, Ordering::SeqCst);
     to_client.flush()
 }

@@ -156,6 +156,7 @@ fn test(extra: &[String]) -> Result<(), String> {
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "--manifest-path", "benchmarks/Cargo.toml"])
+        .env("CARGO_TARGET_DIR", shared_target())
         .env("ASDF_TEST_PYTHON", &python)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     // Optional features that need more than a C compiler: Blosc2 (`bls2`) builds with cmake.
@@ -202,15 +203,18 @@ fn clippy_and_docs() -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    run(Command::new(cargo()).current_dir(&root).args([
-        "clippy",
-        "--manifest-path",
-        "benchmarks/Cargo.toml",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    run(Command::new(cargo())
+        .current_dir(&root)
+        .args([
+            "clippy",
+            "--manifest-path",
+            "benchmarks/Cargo.toml",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
+        .env("CARGO_TARGET_DIR", shared_target()))?;
     run(Command::new(cargo())
         .current_dir(&root)
         .args(["doc", "--workspace", "--no-deps"])
@@ -269,6 +273,13 @@ fn conformance() -> Result<(), String> {
     Ok(())
 }
 
+/// The workspace's `target/`, shared with the benchmark harness (its own cargo workspace, same
+/// profiles): the dependencies both build with the same versions and features (the remote-read
+/// stack above all) are compiled once, not twice.
+fn shared_target() -> PathBuf {
+    workspace_root().join("target")
+}
+
 /// `cargo xtask bench [ARGS]`: the benchmark harness in `benchmarks/` (its own cargo workspace,
 /// because its crates.io peers would make package names ambiguous here), with the venv's Python.
 fn bench(extra: &[String]) -> Result<(), String> {
@@ -279,6 +290,7 @@ fn bench(extra: &[String]) -> Result<(), String> {
         .current_dir(&root)
         .args(["run", "--release", "--manifest-path"])
         .arg(&manifest)
+        .env("CARGO_TARGET_DIR", shared_target())
         .arg("--")
         .arg("--python")
         .arg(&python)

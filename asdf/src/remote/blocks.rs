@@ -159,13 +159,10 @@ impl Blocks {
         Ok(self.scanned.get_or_init(|| layout))
     }
 
-    /// The bytes of `range` when the reads made at opening hold them (small files entirely).
-    pub(crate) fn opened(&self, range: &Range<u64>) -> Option<Bytes> {
-        self.opening.iter().find_map(|(s, b)| {
-            let end = s + b.len() as u64;
-            (*s <= range.start && range.end <= end)
-                .then(|| b.slice((range.start - s) as usize..(range.end - s) as usize))
-        })
+    /// The bytes read at opening after the tree and at the end of the file: block reads take
+    /// what they hold from them (a small file entirely).
+    pub(crate) fn opening(&self) -> &[(u64, Bytes)] {
+        &self.opening
     }
 
     /// The scanned layout, if scanned.

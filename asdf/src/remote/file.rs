@@ -485,23 +485,14 @@ impl RemoteFile {
     /// check out.
     async fn try_fetch(&self, wanted: &[usize]) -> Result<Option<HashMap<usize, Bytes>>> {
         let wants: Vec<Want> = wanted.iter().map(|&i| self.blocks.want(i)).collect();
-        // Blocks the first reads already hold (all of them in a small file) cost no request.
-        let held: Vec<Option<Bytes>> = wants
-            .iter()
-            .map(|w| self.blocks.opened(&w.range()))
-            .collect();
-        let ranges: Vec<Range<u64>> = wants
-            .iter()
-            .zip(&held)
-            .filter(|(_, h)| h.is_none())
-            .map(|(w, _)| w.range())
-            .collect();
-        let mut got = self.object.fetch(&ranges).await?.into_iter();
+        let ranges: Vec<Range<u64>> = wants.iter().map(Want::range).collect();
+        // What the first reads hold (a small file entirely) is not requested again.
+        let got = self
+            .object
+            .fetch_using(&ranges, self.blocks.opening())
+            .await?;
         let mut fetched = HashMap::new();
-        for ((&i, want), held) in wanted.iter().zip(&wants).zip(held) {
-            let Some(bytes) = held.or_else(|| got.next()) else {
-                return Err(self.object.error(None, "internal: a block was not fetched"));
-            };
+        for ((&i, want), bytes) in wanted.iter().zip(&wants).zip(got) {
             let Some(stored) = self.blocks.stored(i, want, bytes, self.size()) else {
                 return Ok(None);
             };
@@ -640,5 +631,10 @@ impl RemoteFile {
 
     pub(crate) fn object(&self) -> &RemoteObject {
         &self.object
+    }
+
+    /// The bytes read at opening that block reads take parts from.
+    pub(crate) fn opening(&self) -> &[(u64, Bytes)] {
+        self.blocks.opening()
     }
 }

@@ -197,17 +197,70 @@ impl RemoteObject {
     /// closer than the coalescing gap share a request, requests are at most `max_range` bytes
     /// and up to `concurrency` of them are in flight at once.
     pub(crate) async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        let pieces = plan(ranges, self.size, self.gap, self.max_range);
-        let fetched: Vec<(u64, Bytes)> = futures::stream::iter(pieces)
+        self.fetch_using(ranges, &[]).await
+    }
+
+    /// The coalescing gap of this object's reads.
+    pub(crate) fn gap(&self) -> u64 {
+        self.gap
+    }
+
+    /// [`fetch`](Self::fetch), taking the parts of `ranges` that `known` pieces `(start,
+    /// bytes)` hold from them: only the rest is requested (nothing when they hold it all).
+    pub(crate) async fn fetch_using(
+        &self,
+        ranges: &[Range<u64>],
+        known: &[(u64, Bytes)],
+    ) -> Result<Vec<Bytes>> {
+        self.fetch_coalescing(ranges, known, self.gap).await
+    }
+
+    /// [`fetch_using`](Self::fetch_using) with ranges closer than `gap` sharing a request.
+    pub(crate) async fn fetch_coalescing(
+        &self,
+        ranges: &[Range<u64>],
+        known: &[(u64, Bytes)],
+        gap: u64,
+    ) -> Result<Vec<Bytes>> {
+        let clipped: Vec<Range<u64>> = ranges
+            .iter()
+            .map(|r| r.start.min(self.size)..r.end.min(self.size))
+            .collect();
+        let missing: Vec<Range<u64>> = clipped.iter().flat_map(|r| subtract(r, known)).collect();
+        let pieces = plan(&missing, self.size, gap, self.max_range);
+        let mut held: Vec<(u64, Bytes)> = futures::stream::iter(pieces)
             .map(|p| async move { self.fetch_one(p.clone()).await.map(|b| (p.start, b)) })
             .buffered(self.concurrency)
             .try_collect()
             .await?;
-        ranges
-            .iter()
-            .map(|r| assemble(&fetched, r.start.min(self.size)..r.end.min(self.size)))
+        held.extend(known.iter().cloned());
+        held.sort_by_key(|(s, _)| *s);
+        clipped
+            .into_iter()
+            .map(|r| assemble(&held, r).map_err(|e| self.error(e.0, e.1)))
             .collect()
     }
+}
+
+/// The parts of `r` that no piece of `known` holds.
+fn subtract(r: &Range<u64>, known: &[(u64, Bytes)]) -> Vec<Range<u64>> {
+    let mut out = vec![r.clone()];
+    for (s, b) in known {
+        let k = *s..s + b.len() as u64;
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                if k.end <= p.start || p.end <= k.start {
+                    return vec![p];
+                }
+                [p.start..k.start.max(p.start), k.end.min(p.end)..p.end]
+                    .into_iter()
+                    .filter(|x| !x.is_empty())
+                    .collect()
+            })
+            .collect();
+    }
+    out
 }
 
 /// The requests that cover `ranges`: sorted, merged when closer than `gap`, split into pieces
@@ -237,9 +290,13 @@ pub(crate) fn plan(ranges: &[Range<u64>], size: u64, gap: u64, max: u64) -> Vec<
         .collect()
 }
 
-/// The bytes of `want` out of fetched pieces `(start, bytes)` that cover it: a shared slice when
-/// one piece holds it all, a copy otherwise.
-fn assemble(pieces: &[(u64, Bytes)], want: Range<u64>) -> Result<Bytes> {
+/// The bytes of `want` out of pieces `(start, bytes)` (sorted by start; they may overlap) that
+/// cover it: a shared slice when one piece holds it all, a copy otherwise. The error names the
+/// range and says how much of it the pieces cover.
+fn assemble(
+    pieces: &[(u64, Bytes)],
+    want: Range<u64>,
+) -> std::result::Result<Bytes, (Option<Range<u64>>, String)> {
     let len = (want.end - want.start) as usize;
     if let Some((s, b)) = pieces
         .iter()
@@ -250,27 +307,23 @@ fn assemble(pieces: &[(u64, Bytes)], want: Range<u64>) -> Result<Bytes> {
     }
     let mut out = BytesMut::with_capacity(len);
     let mut pos = want.start;
-    for (s, b) in pieces
-        .iter()
-        .filter(|(s, b)| *s < want.end && s + b.len() as u64 > want.start)
-    {
-        if *s > pos {
+    for (s, b) in pieces {
+        let end = s + b.len() as u64;
+        if end <= pos {
+            continue;
+        }
+        if *s > pos || pos >= want.end {
             break;
         }
-        let from = (pos - s) as usize;
-        let to = ((want.end - s) as usize).min(b.len());
-        out.extend_from_slice(&b[from..to]);
-        pos = s + to as u64;
+        let to = end.min(want.end);
+        out.extend_from_slice(&b[(pos - s) as usize..(to - s) as usize]);
+        pos = to;
     }
-    if out.len() != len {
-        return Err(AsdfError::Remote {
-            url: String::new(),
-            range: Some(want),
-            reason: format!(
-                "internal: the fetched pieces cover {} of its bytes",
-                out.len()
-            ),
-        });
+    if pos != want.end {
+        return Err((
+            Some(want),
+            format!("internal: the pieces read cover {} of its bytes", out.len()),
+        ));
     }
     Ok(out.freeze())
 }

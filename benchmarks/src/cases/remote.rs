@@ -45,8 +45,14 @@ struct Objects {
     files: Vec<(String, Vec<u8>)>,
 }
 
-fn pattern(n: usize) -> Array2<f32> {
-    Array2::from_shape_fn((n, n), |(i, j)| ((i * 7 + j * 13) % 1000) as f32)
+/// The arrays: the values of the other cases (`counts_f64`, 100 to 195 in steps of 1/8, which
+/// compress about as well as real measurements), as float32.
+fn pattern(n: usize) -> Result<Array2<f32>> {
+    let v: Vec<f32> = crate::data::counts_f64(n * n)
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
+    Array2::from_shape_vec((n, n), v).map_err(BenchError::ours)
 }
 
 fn bytes_of(w: AsdfWriter, tree: Node) -> Result<Vec<u8>> {
@@ -57,7 +63,7 @@ fn bytes_of(w: AsdfWriter, tree: Node) -> Result<Vec<u8>> {
 fn objects(scale: f64) -> Result<Objects> {
     let side = ((scaled(1 << 30, scale, 1 << 10) / 4) as f64).sqrt() as usize;
     let n = (side / 64).max(1) * 64;
-    let a = pattern(n);
+    let a = pattern(n)?;
     let one = |store: &StoreOptions, chunks: Option<&[usize]>| -> Result<Vec<u8>> {
         let mut w = AsdfWriter::new();
         let node = match chunks {
@@ -70,7 +76,10 @@ fn objects(scale: f64) -> Result<Objects> {
     let zstd = StoreOptions::compressed("zstd").map_err(BenchError::ours)?;
     let mut files = vec![
         ("gib.asdf".to_string(), one(&StoreOptions::default(), None)?),
-        ("chunked.asdf".to_string(), one(&zstd, Some(&[n / 16, n / 16]))?),
+        (
+            "chunked.asdf".to_string(),
+            one(&zstd, Some(&[n / 16, n / 16]))?,
+        ),
         ("zstd.asdf".to_string(), one(&zstd, None)?),
     ];
     let len = (scaled(1 << 20, scale, 8 << 10) / 8) as usize;
@@ -78,7 +87,9 @@ fn objects(scale: f64) -> Result<Objects> {
     let mut pairs = Vec::new();
     for k in 0..100 {
         let arr = ndarray::Array1::<f64>::from_elem(len, k as f64);
-        let node = w.add(&arr, &StoreOptions::default()).map_err(BenchError::ours)?;
+        let node = w
+            .add(&arr, &StoreOptions::default())
+            .map_err(BenchError::ours)?;
         pairs.push((format!("a{k}"), node));
     }
     files.push(("many.asdf".to_string(), bytes_of(w, Node::mapping(pairs))?));
@@ -111,10 +122,9 @@ fn ours(op: &str, endpoint: &str, q: usize) -> Result<f64> {
             (f.tree().as_map().map_or(0, |m| m.len()) + blocks) as f64
         }
         "one" => f.array::<f64>("/a57").map_err(BenchError::ours)?.sum(),
-        "region" | "chunked" => sum(
-            f.read_region::<f32>("/data", &[0..q, 0..q])
-                .map_err(BenchError::ours)?,
-        ),
+        "region" | "chunked" => sum(f
+            .read_region::<f32>("/data", &[0..q, 0..q])
+            .map_err(BenchError::ours)?),
         _ => sum(f.array::<f32>("/data").map_err(BenchError::ours)?),
     })
 }
@@ -150,8 +160,20 @@ fn measure_ours(proxy: &CountingProxy, op: &str, q: usize) -> Result<(Side, f64)
     ))
 }
 
-fn measure_python(ctx: &Ctx, proxy: &CountingProxy, op: &str, q: usize) -> Result<Option<(Side, f64)>> {
-    let args = |mode: &str| vec![proxy.endpoint(), op.to_string(), mode.to_string(), q.to_string()];
+fn measure_python(
+    ctx: &Ctx,
+    proxy: &CountingProxy,
+    op: &str,
+    q: usize,
+) -> Result<Option<(Side, f64)>> {
+    let args = |mode: &str| {
+        vec![
+            proxy.endpoint(),
+            op.to_string(),
+            mode.to_string(),
+            q.to_string(),
+        ]
+    };
     proxy.take();
     let Some(count) = ctx.py.run(PY, &args("count"))? else {
         return Ok(None);
@@ -190,8 +212,18 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let cases = [
         ("info", "info", "(a) info", size("gib.asdf")),
         ("one", "one", "(b) one array out of 100", size("many.asdf")),
-        ("region", "region", "(c) 1/16 region of an uncompressed array", size("gib.asdf")),
-        ("chunked", "region", "(c) 1/16 region of a chunked zstd array (Python: of the uncompressed one)", size("chunked.asdf")),
+        (
+            "region",
+            "region",
+            "(c) 1/16 region of an uncompressed array",
+            size("gib.asdf"),
+        ),
+        (
+            "chunked",
+            "region",
+            "(c) 1/16 region of a chunked zstd array (Python: of the uncompressed one)",
+            size("chunked.asdf"),
+        ),
         ("whole", "whole", "(d) whole zstd array", size("zstd.asdf")),
     ];
     let mut rows = Vec::new();
