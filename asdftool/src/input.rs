@@ -80,17 +80,34 @@ pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
     AsdfFile::open_with(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
+/// Calls `f` with the tree of the ASDF file at `path` (a file, or a URL with the `remote`
+/// feature): for the verbs that read only the tree.
+pub fn with_tree<R>(path: &Path, f: impl FnOnce(&asdf::yaml::Node) -> R) -> Result<R> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = url_of(path) {
+        return Ok(f(open_remote(url)?.tree()));
+    }
+    let file = open_asdf(path)?;
+    let r = f(file.tree());
+    release(file);
+    Ok(r)
+}
+
 /// The tree `validate` checks: the file opened as every other verb opens it (so a file they
 /// reject — empty, text, not ASDF, blocks that cannot be located — is an error, not "valid"),
 /// without the open-time tree check, whose violations `validate` lists itself. A file with
 /// blocks and no tree has an empty tree.
 pub fn tree_for_validation(path: &Path) -> Result<asdf::yaml::Node> {
-    check_readable(path)?;
     let options = asdf::OpenOptions {
         validate: false,
         ignore_unrecognized_tags: true,
         ..open_options()
     };
+    #[cfg(feature = "remote")]
+    if let Some(url) = url_of(path) {
+        return Ok(open_remote_with(url, options)?.into_tree());
+    }
+    check_readable(path)?;
     let mut file =
         AsdfFile::open_with(path, &options).map_err(|e| CliError::Invalid(e.to_string()))?;
     let tree = std::mem::take(file.tree_mut());
@@ -267,8 +284,14 @@ pub fn url_of(path: &Path) -> Option<&str> {
 /// for public buckets).
 #[cfg(feature = "remote")]
 pub fn open_remote(url: &str) -> Result<asdf::remote::RemoteFile> {
+    open_remote_with(url, open_options())
+}
+
+/// [`open_remote`] with other open options.
+#[cfg(feature = "remote")]
+pub fn open_remote_with(url: &str, open: asdf::OpenOptions) -> Result<asdf::remote::RemoteFile> {
     let options = asdf::remote::RemoteOptions {
-        open: open_options(),
+        open,
         ..asdf::remote::RemoteOptions::default()
     };
     asdf::remote::RemoteFile::open(url, &options).map_err(|e| CliError::Invalid(e.to_string()))

@@ -429,14 +429,12 @@ fn dispatch(cli: &Cli) -> Result<bool> {
             type_,
             value,
         } => {
-            let f = asdftool::input::open_asdf(file)?;
             let q = asdftool::search::Query {
                 key: key.clone(),
                 type_: type_.clone(),
                 value: value.clone(),
             };
-            let found = asdftool::search::search(f.tree(), &q)?;
-            asdftool::input::release(f);
+            let found = asdftool::input::with_tree(file, |t| asdftool::search::search(t, &q))??;
             out_lines(&found)?;
             return Ok(!found.is_empty());
         }

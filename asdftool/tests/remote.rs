@@ -37,6 +37,20 @@ fn info_and_verify_read_an_http_url_like_the_local_file() {
     expect(&v, 0);
     assert!(stdout(&v).contains("OK:"), "{}", stdout(&v));
 
+    // The verbs that read only the tree.
+    for args in [
+        vec!["search", "--type", "ndarray"],
+        vec!["validate", "--builtin-only"],
+    ] {
+        let local = run(&[&args[..], &[sample().to_str().unwrap()]].concat());
+        let remote = run(&[&args[..], &[url.as_str()]].concat());
+        assert_eq!(code(&remote), code(&local), "{args:?}: {}", stderr(&remote));
+        // The same output, naming the URL where the local run names the path.
+        let local_text = stdout(&local).replace(sample().to_str().unwrap(), &url);
+        assert_eq!(stdout(&remote), local_text, "{args:?}");
+        assert!(!stdout(&remote).is_empty(), "{args:?}");
+    }
+
     let missing = run(&["info", &server.url("/data/none.asdf")]);
     assert_ne!(code(&missing), 0);
     assert!(

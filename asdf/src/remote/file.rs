@@ -300,6 +300,11 @@ impl RemoteFile {
         &self.tree
     }
 
+    /// The tree, taken out of the file (which closes).
+    pub fn into_tree(self) -> Node {
+        self.tree
+    }
+
     /// The node at a JSON Pointer.
     pub fn pointer(&self, pointer: &str) -> Option<&Node> {
         self.tree.pointer(pointer)
