@@ -244,6 +244,14 @@ fn a_gib_file_opens_in_two_requests_and_a_window_reads_its_rows() {
     assert!(read.requests - t.requests <= 40, "{read:?}");
     assert_eq!(read.bytes - t.bytes, 40 * 30 * 4);
     assert!(f.layout().unwrap().index_used);
+    // A block larger than the block ceiling is refused before anything is requested.
+    let mut small = quick();
+    small.open.blocks.limits.max_decoded_block_size = 1 << 20;
+    let g = RemoteFile::open(&server.url("/gib.asdf"), &small).unwrap();
+    let before = g.traffic();
+    let e = g.array::<f32>("/data").unwrap_err().to_string();
+    assert!(e.contains("ceiling") && e.contains("/gib.asdf"), "{e}");
+    assert_eq!(g.traffic(), before);
     // The local read of the same region agrees.
     let local = AsdfFile::open(&path).unwrap();
     assert_eq!(

@@ -236,7 +236,8 @@ fn python_package(python: &Path) -> Result<(), String> {
     run(Command::new(python)
         .args(["-m", "maturin", "develop", "--quiet", "--manifest-path"])
         .arg(crate_dir.join("Cargo.toml"))
-        .env("VIRTUAL_ENV", venv))?;
+        .env("VIRTUAL_ENV", venv)
+        .env("CARGO_TARGET_DIR", shared_target()))?;
     run(Command::new(python).current_dir(&crate_dir).args([
         "-m",
         "pytest",
@@ -273,9 +274,10 @@ fn conformance() -> Result<(), String> {
     Ok(())
 }
 
-/// The workspace's `target/`, shared with the benchmark harness (its own cargo workspace, same
-/// profiles): the dependencies both build with the same versions and features (the remote-read
-/// stack above all) are compiled once, not twice.
+/// The workspace's `target/`, shared with the benchmark harness and the Python package (cargo
+/// workspaces of their own): the dependencies they build with the same versions, features and
+/// profile (the codecs, the YAML parser, the remote-read stack) are compiled once, not again for
+/// each.
 fn shared_target() -> PathBuf {
     workspace_root().join("target")
 }

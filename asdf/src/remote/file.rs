@@ -491,6 +491,9 @@ impl RemoteFile {
     async fn try_fetch(&self, wanted: &[usize]) -> Result<Option<HashMap<usize, Bytes>>> {
         let wants: Vec<Want> = wanted.iter().map(|&i| self.blocks.want(i)).collect();
         let ranges: Vec<Range<u64>> = wants.iter().map(Want::range).collect();
+        for (&i, r) in wanted.iter().zip(&ranges) {
+            self.check_ceiling(&format!("block {i}"), r.clone())?;
+        }
         // What the first reads hold (a small file entirely) is not requested again.
         let got = self
             .object
@@ -525,6 +528,24 @@ impl RemoteFile {
             self.object
                 .error(None, format!("block {i} is not among the blocks found"))
         })
+    }
+
+    /// Refuses to read `range` (for `what`) when it is longer than a block may decode to: the
+    /// stored bytes a remote header claims are not requested (nor allocated) beyond
+    /// `OpenOptions::blocks.limits.max_decoded_block_size`.
+    pub(crate) fn check_ceiling(&self, what: &str, range: Range<u64>) -> Result<()> {
+        let limit = self.options.blocks.limits.max_decoded_block_size;
+        let len = range.end.saturating_sub(range.start);
+        if len <= limit {
+            return Ok(());
+        }
+        Err(self.object.error(
+            Some(range),
+            format!(
+                "{what}: {len} bytes to read exceed the ceiling of {limit} bytes per block \
+                 (OpenOptions::blocks.limits.max_decoded_block_size)"
+            ),
+        ))
     }
 
     /// Keeps block `i`'s stored bytes for later reads when the budget allows.

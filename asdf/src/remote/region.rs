@@ -122,6 +122,9 @@ pub(crate) async fn read<T: Element>(
     plan: &RegionPlan,
     pointer: &str,
 ) -> Result<ArrayD<T>> {
+    if let (Some(first), Some(last)) = (plan.runs.first(), plan.runs.last()) {
+        file.check_ceiling("the region", first.start..last.end)?;
+    }
     // Rows of a region are many short runs: each request costs a round trip, so runs up to
     // four run lengths apart share one (at most 4× the bytes for many times fewer requests).
     let run = plan.runs.first().map_or(0, |r| r.end - r.start);
