@@ -227,7 +227,11 @@ impl RemoteObject {
             .map(|r| r.start.min(self.size)..r.end.min(self.size))
             .collect();
         let missing: Vec<Range<u64>> = clipped.iter().flat_map(|r| subtract(r, known)).collect();
-        let pieces = plan(&missing, self.size, gap, self.max_range);
+        // Sized after coalescing: the bytes requested include the gaps merged in.
+        let merged = plan(&missing, self.size, gap, u64::MAX);
+        let total: u64 = merged.iter().map(|r| r.end - r.start).sum();
+        let piece = piece_size(total, self.max_range, self.concurrency);
+        let pieces = plan(&merged, self.size, 0, piece);
         let mut held: Vec<(u64, Bytes)> = futures::stream::iter(pieces)
             .map(|p| async move { self.fetch_one(p.clone()).await.map(|b| (p.start, b)) })
             .buffered(self.concurrency)
@@ -261,6 +265,16 @@ fn subtract(r: &Range<u64>, known: &[(u64, Bytes)]) -> Vec<Range<u64>> {
             .collect();
     }
     out
+}
+
+/// The size of the requests that read `total` bytes: `max_range`, or larger (up to 8×) so that
+/// they all fit in one round of `concurrency` requests — every request costs a round trip, and
+/// on some servers time in proportion to the whole object.
+fn piece_size(total: u64, max_range: u64, concurrency: usize) -> u64 {
+    let max_range = max_range.max(1);
+    total
+        .div_ceil(concurrency.max(1) as u64)
+        .clamp(max_range, max_range.saturating_mul(8))
 }
 
 /// The requests that cover `ranges`: sorted, merged when closer than `gap`, split into pieces

@@ -47,8 +47,9 @@ pub struct RemoteOptions {
     /// The first read: the header, the tree and usually the first block header come in one
     /// request of this many bytes (grown when the tree is longer), the block index in another.
     pub first_read: u64,
-    /// The most bytes one request asks for: larger reads are split into requests of this size,
-    /// sent concurrently.
+    /// The size of one request: larger reads are split into requests of this size, sent
+    /// concurrently — or of up to 8× this size when that lets them all be in flight at once
+    /// (each request costs a round trip), so no request is larger than 8 × `max_range`.
     pub max_range: u64,
     /// Ranges closer than this are fetched in one request (the bytes between them are read and
     /// dropped): fewer round trips for a few more bytes.
