@@ -56,6 +56,13 @@ impl Want {
     }
 }
 
+/// The last `#ASDF BLOCK INDEX` in `tail` (the last bytes of a file): where it starts in `tail`
+/// and its offsets, if it parses (a hint: blocks located by it are checked as they are read).
+pub(crate) fn tail_index(tail: &[u8]) -> Option<(usize, Vec<u64>)> {
+    let at = memchr::memmem::rfind(tail, INDEX_HEADER)?;
+    Some((at, asdf_block::parse_index(&tail[at..]).ok()?))
+}
+
 impl Blocks {
     /// The blocks of `object`, whose tree ends at `start`; `opening` are the bytes read so far
     /// from `start` on and at the end of the file. Without a usable index, scans them now.
@@ -120,8 +127,7 @@ impl Blocks {
         let (rest_start, rest) = self.opening.first()?;
         let first = rest_start + memchr::memmem::find(rest, &asdf_block::BLOCK_MAGIC)? as u64;
         let (tail_start, tail) = self.opening.last()?;
-        let at = memchr::memmem::rfind(tail, INDEX_HEADER)?;
-        let offsets = asdf_block::parse_index(&tail[at..]).ok()?;
+        let (at, offsets) = tail_index(tail)?;
         let at = tail_start + at as u64;
         let increasing = offsets.windows(2).all(|w| w[0] < w[1]);
         let usable = offsets.first() == Some(&first)

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use asdf_block::{BlockInfo, BlockLayout, HEADER_LEN, INDEX_HEADER};
+use asdf_block::{BlockInfo, BlockLayout, HEADER_LEN};
 use asdf_ndarray::{AnyArray, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source};
 use asdf_yaml::Node;
 use bytes::Bytes;
@@ -140,7 +140,7 @@ impl RemoteFile {
         options: &RemoteOptions,
     ) -> Result<Self> {
         let (object, ends) = handle.block_on(RemoteObject::open(url, options))?;
-        let index = parse_tail_index(&ends.tail);
+        let index = super::blocks::tail_index(&ends.tail).map(|(_, offsets)| offsets);
         let head = through_tree(&object, handle, ends.head, index.as_deref(), options)?;
         let sections = split(&head).map_err(|e| e.in_file(url))?;
         let (tree, warnings) =
@@ -185,13 +185,6 @@ impl RemoteFile {
             exec,
         })
     }
-}
-
-/// The block offsets of a `#ASDF BLOCK INDEX` in the last bytes of the file, if it has one (a
-/// hint for reading block headers ahead: the block scan validates it).
-fn parse_tail_index(tail: &[u8]) -> Option<Vec<u64>> {
-    let at = memchr::memmem::rfind(tail, INDEX_HEADER)?;
-    asdf_block::parse_index(&tail[at..]).ok()
 }
 
 /// The file's first bytes through the end of its tree: `head` grown (to the first block the
