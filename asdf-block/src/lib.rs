@@ -47,6 +47,7 @@ pub mod salvage;
 mod source;
 mod writer;
 
+pub use codec::{numcodecs_decode, NUMCODECS_IDS};
 pub use codec::{
     Blosc, Bzip2, Codec, CodecError, CodecExtension, CodecRegistry, EncodeOptions, Lz4Chunked,
     Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,

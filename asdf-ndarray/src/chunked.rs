@@ -187,21 +187,8 @@ impl ChunkedArray {
         limits: &ReadLimits,
     ) -> Result<ArrayD<T>> {
         check_type::<T>(&self.datatype)?;
-        if region.len() != self.shape.len()
-            || region
-                .iter()
-                .zip(&self.shape)
-                .any(|(r, &d)| r.start > r.end || r.end > d)
-        {
-            return Err(NdError::Usage(format!(
-                "region {region:?} is not inside shape {:?}",
-                self.shape
-            )));
-        }
-        let out_shape: Vec<usize> = region.iter().map(|r| r.end - r.start).collect();
-        let bytes = crate::datatype::checked_product(&out_shape)
-            .and_then(|n| (n as u64).checked_mul(T::SCALAR.size() as u64));
-        check_limit("the chunked array region", bytes, 0, limits)?;
+        let (out_shape, bytes) =
+            region_shape::<T>(&self.shape, region, limits, "the chunked array region")?;
         let touched: Vec<(usize, Vec<Range<usize>>)> = self
             .chunks
             .iter()
@@ -227,53 +214,20 @@ impl ChunkedArray {
         check_limit(
             "the chunks touching the chunked array region, together (overlapping chunks)",
             work,
-            bytes.unwrap_or(0),
+            bytes,
             limits,
         )?;
         if let Some(out) = self.slabs::<T>(store, region, &out_shape, &touched, limits)? {
             return Ok(out);
         }
-        let count = crate::datatype::checked_product(&out_shape)
-            .ok_or_else(|| NdError::Usage(format!("shape {out_shape:?} overflows")))?;
-        let mut out =
-            ArrayD::from_shape_vec(IxDyn(&out_shape), crate::read::zeroed_vec::<T>(count)?)
-                .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
-        // Decoded a few at a time (in parallel), applied in file order: what is held at once
-        // stays a few chunks, however many there are.
-        let window = 2 * rayon::current_num_threads().max(1);
-        for group in touched.chunks(window) {
-            let decoded: Vec<ArrayD<T>> = group
-                .par_iter()
-                .map(|(i, _)| self.chunk_array::<T>(*i, store, limits))
-                .collect::<Result<_>>()?;
-            self.apply(&mut out, region, group, decoded);
-        }
-        Ok(out)
-    }
-
-    /// Copies each decoded chunk's intersection with `region` into `out`, in order.
-    fn apply<T: Element>(
-        &self,
-        out: &mut ArrayD<T>,
-        region: &[Range<usize>],
-        group: &[(usize, Vec<Range<usize>>)],
-        decoded: Vec<ArrayD<T>>,
-    ) {
-        for ((i, inter), a) in group.iter().zip(decoded) {
-            let c = &self.chunks[*i];
-            let src: Vec<SliceInfoElem> = inter
-                .iter()
-                .zip(&c.start)
-                .map(|(r, &s)| slice(r.start - s, r.end - s))
-                .collect();
-            let dst: Vec<SliceInfoElem> = inter
-                .iter()
-                .zip(region)
-                .map(|(r, g)| slice(r.start - g.start, r.end - g.start))
-                .collect();
-            out.slice_mut(dst.as_slice())
-                .assign(&a.slice(src.as_slice()));
-        }
+        let piece = |k: usize| {
+            let (i, inter) = &touched[k];
+            (self.chunks[*i].start.clone(), inter.clone())
+        };
+        assemble(region, &out_shape, touched.len(), piece, |k| {
+            self.chunk_array::<T>(touched[k].0, store, limits)
+                .map(Decoded::Array)
+        })
     }
 
     /// Chunk `i` decoded, its shape checked against the declared one.
@@ -383,6 +337,90 @@ impl ChunkedArray {
             ))),
         }
     }
+}
+
+/// The shape of `region` (one range per dimension of `shape`, each inside it) and its size in
+/// bytes of `T`, refused beyond [`ReadLimits::max_expanded_bytes`] (`what` names it).
+pub(crate) fn region_shape<T: Element>(
+    shape: &[usize],
+    region: &[Range<usize>],
+    limits: &ReadLimits,
+    what: &str,
+) -> Result<(Vec<usize>, u64)> {
+    if region.len() != shape.len()
+        || region
+            .iter()
+            .zip(shape)
+            .any(|(r, &d)| r.start > r.end || r.end > d)
+    {
+        return Err(NdError::Usage(format!(
+            "region {region:?} is not inside shape {shape:?}"
+        )));
+    }
+    let out_shape: Vec<usize> = region.iter().map(|r| r.end - r.start).collect();
+    let bytes = crate::datatype::checked_product(&out_shape)
+        .and_then(|n| (n as u64).checked_mul(T::SCALAR.size() as u64));
+    let bytes = check_limit(what, bytes, 0, limits)?;
+    Ok((out_shape, bytes))
+}
+
+/// A chunk that a region touches: where the chunk starts, and its intersection with the region
+/// (both in the full array's coordinates).
+pub(crate) type Piece = (Vec<usize>, Vec<Range<usize>>);
+
+/// A decoded piece: its data, or one value throughout (a chunk never written).
+pub(crate) enum Decoded<T> {
+    /// The chunk, from its start.
+    Array(ArrayD<T>),
+    /// The same value everywhere.
+    Fill(T),
+}
+
+/// The sub-array `region` (of shape `out_shape`) assembled from `count` pieces: piece `k` is
+/// `piece(k)`, decoded by `decode(k)` into an array starting at the piece's start. Decoded a
+/// few at a time, in parallel, applied in order (later pieces win where they overlap): what is
+/// held at once stays a few chunks however many there are. Gaps are zero.
+pub(crate) fn assemble<T: Element>(
+    region: &[Range<usize>],
+    out_shape: &[usize],
+    count: usize,
+    piece: impl Fn(usize) -> Piece,
+    decode: impl Fn(usize) -> Result<Decoded<T>> + Sync,
+) -> Result<ArrayD<T>> {
+    let len = crate::datatype::checked_product(out_shape)
+        .ok_or_else(|| NdError::Usage(format!("shape {out_shape:?} overflows")))?;
+    let mut out = ArrayD::from_shape_vec(IxDyn(out_shape), crate::read::zeroed_vec::<T>(len)?)
+        .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
+    let window = 2 * rayon::current_num_threads().max(1);
+    for first in (0..count).step_by(window) {
+        let group = first..count.min(first + window);
+        let decoded: Vec<Decoded<T>> = group
+            .clone()
+            .into_par_iter()
+            .map(&decode)
+            .collect::<Result<_>>()?;
+        for (k, a) in group.zip(decoded) {
+            let (start, inter) = piece(k);
+            let dst: Vec<SliceInfoElem> = inter
+                .iter()
+                .zip(region)
+                .map(|(r, g)| slice(r.start - g.start, r.end - g.start))
+                .collect();
+            let mut dst = out.slice_mut(dst.as_slice());
+            match a {
+                Decoded::Fill(v) => dst.fill(v),
+                Decoded::Array(a) => {
+                    let src: Vec<SliceInfoElem> = inter
+                        .iter()
+                        .zip(&start)
+                        .map(|(r, &s)| slice(r.start - s, r.end - s))
+                        .collect();
+                    dst.assign(&a.slice(src.as_slice()));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn slice(start: usize, end: usize) -> SliceInfoElem {

@@ -7,6 +7,17 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NdError {
+    /// A chunk of an asdf-zarr array could not be read or decoded.
+    #[error("zarr chunk {chunk:?} (block {block}): {message}")]
+    ZarrChunk {
+        /// The chunk's coordinates in the chunk grid.
+        chunk: Vec<usize>,
+        /// The block holding it.
+        block: i64,
+        /// What went wrong.
+        message: String,
+    },
+
     /// A field of an ndarray node is missing or malformed.
     #[error("ndarray field `{field}`: {message}")]
     Field {

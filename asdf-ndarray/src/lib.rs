@@ -22,6 +22,8 @@
 //!   block, chunked arrays).
 //! * [`ChunkedArray`]: chunked ndarrays, read whole or by region (only the touched chunks are
 //!   decoded, in parallel).
+//! * [`ZarrArray`]: asdf-zarr's zarr v2 arrays whose chunks are blocks of the file, read whole
+//!   or by region (only the touched chunks are read and decoded).
 //! * [`BigInteger`] (`core/integer-1.0.0/1.1.0`) and complex scalars ([`parse_complex`]).
 //!
 //! ```
@@ -49,6 +51,7 @@ mod record;
 mod store;
 mod values;
 mod write;
+mod zarr;
 
 pub use any::AnyArray;
 pub use chunked::{Chunk, ChunkedArray, CHUNKED_TAG, CHUNK_TAG};
@@ -65,3 +68,4 @@ pub use record::RecordArray;
 pub use store::{BlockStore, NoBlocks};
 pub use values::infer_datatype;
 pub use write::{ArrayWriter, MemoryStore, PendingBlock, Storage, StoreOptions};
+pub use zarr::{is_zarr_tag, ChunkMap, ZarrArray, ZARR_TAG_PREFIX};

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use asdf::ndarray::{AnyArray, ChunkedArray, Datatype, ScalarType};
+use asdf::ndarray::{AnyArray, ChunkedArray, Datatype, ScalarType, ZarrArray};
 use asdf::{array_kind, ArrayKind, AsdfFile};
 use ndarray::ArrayD;
 use num_complex::Complex;
@@ -255,10 +255,7 @@ pub fn read<'py>(
             }
             scalar
         }
-        Some(ArrayKind::Chunked) => ChunkedArray::from_node(node)
-            .map_err(|e| nd_err(pointer, e))?
-            .datatype
-            .scalar(),
+        Some(ArrayKind::Chunked) | Some(ArrayKind::Zarr) => region_scalar(node, pointer)?,
         None => None,
     };
     if let Some(s) = scalar {
@@ -272,8 +269,24 @@ pub fn read<'py>(
     Ok((any_to_numpy(py, a)?, None))
 }
 
-/// The region `ranges` (one per dimension) of the chunked array at `pointer`, decoding only
-/// the chunks it touches (in parallel, GIL released).
+/// The element type of the chunked or zarr array `node` (at `pointer`), `None` for records
+/// or strings.
+fn region_scalar(node: &asdf::yaml::Node, pointer: &str) -> PyResult<Option<ScalarType>> {
+    Ok(match array_kind(node) {
+        Some(ArrayKind::Zarr) => Some(
+            ZarrArray::from_node(node)
+                .map_err(|e| nd_err(pointer, e))?
+                .scalar,
+        ),
+        _ => ChunkedArray::from_node(node)
+            .map_err(|e| nd_err(pointer, e))?
+            .datatype
+            .scalar(),
+    })
+}
+
+/// The region `ranges` (one per dimension) of the chunked or zarr array at `pointer`, decoding
+/// only the chunks it touches (in parallel, GIL released).
 pub fn read_region<'py>(
     py: Python<'py>,
     file: &Arc<AsdfFile>,
@@ -283,19 +296,16 @@ pub fn read_region<'py>(
     let node = file
         .pointer(pointer)
         .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
-    let chunked = ChunkedArray::from_node(node).map_err(|e| nd_err(pointer, e))?;
-    let limits = file.open_options().arrays;
-    let scalar = chunked.datatype.scalar().ok_or_else(|| {
+    let scalar = region_scalar(node, pointer)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "array at {pointer:?}: region reads need a numeric datatype, not {}",
-            chunked.datatype
+            "array at {pointer:?}: region reads need a numeric datatype"
         ))
     })?;
     let f: &AsdfFile = file;
     with_numpy_scalar!(scalar, T => {
         let a = py
-            .detach(|| chunked.region_with::<T>(f, &ranges, &limits))
-            .map_err(|e| nd_err(pointer, e))?;
+            .detach(|| f.read_region::<T>(pointer, &ranges))
+            .map_err(asdf_err)?;
         Ok(PyArray::from_owned_array(py, a).into_any())
     }, Err(PyTypeError::new_err(format!(
         "array at {pointer:?}: NumPy has no {} type", scalar.name()

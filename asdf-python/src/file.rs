@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use asdf::ndarray::ChunkedArray;
+use asdf::ndarray::{ChunkedArray, ZarrArray};
 use asdf::{array_kind, ArrayKind, AsdfFile, OpenOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -120,7 +120,8 @@ impl NativeFile {
         array::read_region(py, &self.file(py)?, pointer, ranges)
     }
 
-    /// What the lazy array object needs: `kind` (`"ndarray"`/`"chunked"`), `shape`, `dtype`,
+    /// What the lazy array object needs: `kind` (`"ndarray"`/`"chunked"`, zarr arrays being
+    /// chunked ones), `shape`, `dtype`,
     /// `masked`, `compressed` and, for chunked arrays, `chunks` (start and shape of each).
     fn array_info<'py>(&self, py: Python<'py>, pointer: &str) -> PyResult<Bound<'py, PyDict>> {
         let file = self.file(py)?;
@@ -143,6 +144,16 @@ impl NativeFile {
                     chunks.append((ch.start.clone(), ch.shape.clone()))?;
                 }
                 info.set_item("chunks", chunks)?;
+                info.set_item("compressed", true)?;
+            }
+            Some(ArrayKind::Zarr) => {
+                let z = ZarrArray::from_node(node).map_err(|e| nd_err(pointer, e))?;
+                info.set_item("kind", "chunked")?;
+                info.set_item("shape", z.shape.clone())?;
+                let dt = asdf::ndarray::Datatype::Scalar(z.scalar);
+                info.set_item("dtype", numpy_dtype(py, &dt, asdf::ndarray::ByteOrder::NATIVE)?)?;
+                info.set_item("masked", false)?;
+                info.set_item("chunks", zarr_chunks(&z)?)?;
                 info.set_item("compressed", true)?;
             }
             _ => {
@@ -174,7 +185,7 @@ impl NativeFile {
         Ok(info)
     }
 
-    /// `"ndarray"`, `"chunked"` or `None` (not an array) for the node at `pointer`; `KeyError`
+    /// `"ndarray"`, `"chunked"`, `"zarr"` or `None` (not an array) for the node at `pointer`; `KeyError`
     /// when there is none.
     fn kind(&self, py: Python<'_>, pointer: &str) -> PyResult<Option<&'static str>> {
         let file = self.file(py)?;
@@ -184,6 +195,7 @@ impl NativeFile {
         Ok(match array_kind(node) {
             Some(ArrayKind::NdArray) => Some("ndarray"),
             Some(ArrayKind::Chunked) => Some("chunked"),
+            Some(ArrayKind::Zarr) => Some("zarr"),
             None => None,
         })
     }
@@ -236,3 +248,37 @@ fn native_or(
         _ => asdf::ndarray::ByteOrder::NATIVE,
     }
 }
+
+/// The (start, shape) of every chunk of a zarr array's grid, clipped to the array (zarr pads
+/// edge chunks when storing them).
+fn zarr_chunks(z: &ZarrArray) -> PyResult<Vec<(Vec<usize>, Vec<usize>)>> {
+    let grid = z.grid();
+    let count = grid
+        .iter()
+        .try_fold(1usize, |a, &g| a.checked_mul(g))
+        .filter(|&n| n <= MAX_LISTED_CHUNKS)
+        .ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "a zarr chunk grid of {grid:?} lists more than {MAX_LISTED_CHUNKS} chunks"
+            ))
+        })?;
+    let mut out = Vec::with_capacity(count);
+    for mut k in 0..count {
+        let mut start = vec![0; grid.len()];
+        for d in (0..grid.len()).rev() {
+            start[d] = (k % grid[d]) * z.chunks[d];
+            k /= grid[d];
+        }
+        let shape = start
+            .iter()
+            .zip(z.chunks.iter().zip(&z.shape))
+            .map(|(&s, (&c, &n))| c.min(n - s))
+            .collect();
+        out.push((start, shape));
+    }
+    Ok(out)
+}
+
+/// Most chunks a zarr array's description lists (a grid larger than this is refused rather
+/// than spelled out).
+const MAX_LISTED_CHUNKS: usize = 1 << 22;

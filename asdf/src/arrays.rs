@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use asdf_ndarray::{
-    AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, ReadLimits, CHUNKED_TAG,
+    AnyArray, BlockStore, ChunkedArray, Element, NdArrayMeta, NdError, ReadLimits, ZarrArray,
+    CHUNKED_TAG,
 };
 use asdf_yaml::pointer::push_token;
 use asdf_yaml::{Node, Value};
@@ -19,6 +20,8 @@ pub enum ArrayKind {
     NdArray,
     /// `core/chunked-ndarray-1.0.0` (ASDF.jl's tiles).
     Chunked,
+    /// asdf-zarr's `zarr-1.0.0`: a zarr v2 array whose chunks are blocks of the file.
+    Zarr,
 }
 
 /// Whether `node` is an array, and which kind.
@@ -26,6 +29,7 @@ pub fn array_kind(node: &Node) -> Option<ArrayKind> {
     match node.tag() {
         Some(t) if asdf_ndarray::is_ndarray_tag(t) => Some(ArrayKind::NdArray),
         Some(CHUNKED_TAG) => Some(ArrayKind::Chunked),
+        Some(t) if asdf_ndarray::is_zarr_tag(t) => Some(ArrayKind::Zarr),
         _ => None,
     }
 }
@@ -267,6 +271,26 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     }
 }
 
+/// An array node, parsed by kind.
+pub(crate) enum Parsed {
+    /// `core/ndarray`.
+    Nd(NdArrayMeta),
+    /// ASDF.jl's chunked ndarray.
+    Chunked(ChunkedArray),
+    /// An asdf-zarr array.
+    Zarr(ZarrArray),
+}
+
+/// Parses the array `node` (at `pointer`) by its kind.
+pub(crate) fn parse_array(node: &Node, pointer: &str) -> Result<Parsed> {
+    match array_kind(node) {
+        Some(ArrayKind::Chunked) => ChunkedArray::from_node(node).map(Parsed::Chunked),
+        Some(ArrayKind::Zarr) => ZarrArray::from_node(node).map(Parsed::Zarr),
+        _ => return meta_of(pointer, node).map(Parsed::Nd),
+    }
+    .map_err(|e| arr(pointer, e))
+}
+
 /// The array `node` (at `pointer`) as an owned `ArrayD<T>`, its blocks read from `store`.
 pub(crate) fn array_in<T: Element>(
     node: &Node,
@@ -274,16 +298,12 @@ pub(crate) fn array_in<T: Element>(
     store: &(impl BlockStore + Sync),
     limits: &ReadLimits,
 ) -> Result<ArrayD<T>> {
-    if array_kind(node) == Some(ArrayKind::Chunked) {
-        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-        let full: Vec<std::ops::Range<usize>> = c.shape.iter().map(|&d| 0..d).collect();
-        return c
-            .region_with::<T>(store, &full, limits)
-            .map_err(|e| arr(pointer, e));
+    match parse_array(node, pointer)? {
+        Parsed::Nd(meta) => meta.array_with::<T>(store, limits),
+        Parsed::Chunked(c) => c.array_with::<T>(store, limits),
+        Parsed::Zarr(z) => z.array_with::<T>(store, limits),
     }
-    meta_of(pointer, node)?
-        .array_with::<T>(store, limits)
-        .map_err(|e| arr(pointer, e))
+    .map_err(|e| arr(pointer, e))
 }
 
 /// The array `node` (at `pointer`) whatever its datatype, its blocks read from `store`.
@@ -293,17 +313,16 @@ pub(crate) fn read_in(
     store: &(impl BlockStore + Sync),
     limits: &ReadLimits,
 ) -> Result<AnyArray> {
-    if array_kind(node) == Some(ArrayKind::Chunked) {
-        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-        return c.read_with(store, limits).map_err(|e| arr(pointer, e));
+    match parse_array(node, pointer)? {
+        Parsed::Nd(meta) => meta.read_with(store, limits),
+        Parsed::Chunked(c) => c.read_with(store, limits),
+        Parsed::Zarr(z) => z.read_with(store, limits),
     }
-    meta_of(pointer, node)?
-        .read_with(store, limits)
-        .map_err(|e| arr(pointer, e))
+    .map_err(|e| arr(pointer, e))
 }
 
 /// The sub-array `region` of the array `node` (at `pointer`): the chunks it touches for a
-/// chunked array, the whole array sliced otherwise.
+/// chunked or zarr array, the whole array sliced otherwise.
 pub(crate) fn region_in<T: Element>(
     node: &Node,
     pointer: &str,
@@ -311,14 +330,17 @@ pub(crate) fn region_in<T: Element>(
     limits: &ReadLimits,
     region: &[std::ops::Range<usize>],
 ) -> Result<ArrayD<T>> {
-    if array_kind(node) == Some(ArrayKind::Chunked) {
-        let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
-        return c
-            .region_with::<T>(store, region, limits)
-            .map_err(|e| arr(pointer, e));
-    }
-    let whole = array_in::<T>(node, pointer, store, limits)?;
-    slice_region(whole.view(), pointer, region)
+    let part = match parse_array(node, pointer)? {
+        Parsed::Nd(meta) => {
+            let whole = meta
+                .array_with::<T>(store, limits)
+                .map_err(|e| arr(pointer, e))?;
+            return slice_region(whole.view(), pointer, region);
+        }
+        Parsed::Chunked(c) => c.region_with::<T>(store, region, limits),
+        Parsed::Zarr(z) => z.region_with::<T>(store, region, limits),
+    };
+    part.map_err(|e| arr(pointer, e))
 }
 
 /// The sub-array `region` of `a`, copied; an error unless it has one range per dimension, each

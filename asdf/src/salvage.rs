@@ -136,6 +136,9 @@ fn read_check(
         ArrayKind::NdArray => {
             NdArrayMeta::from_node(node).and_then(|m| m.read_masked_with(store, limits).map(drop))
         }
+        ArrayKind::Zarr => {
+            return Err("asdf-zarr arrays are not salvaged".into());
+        }
     };
     res.map_err(|e| e.to_string())
 }
@@ -210,6 +213,16 @@ fn judge_arrays(
         let Some(node) = tree.pointer(&pointer) else {
             continue;
         };
+        if kind == ArrayKind::Zarr {
+            // Its chunk map (a block) names the chunks' blocks, which cannot be renumbered.
+            lost.push(LostArray {
+                pointer,
+                reason: "an asdf-zarr array: its chunk map names blocks by number, which \
+                         salvaging renumbers"
+                    .into(),
+            });
+            continue;
+        }
         let used = sources(node)?;
         if used.is_empty() {
             continue; // inline or external: not in this file's blocks

@@ -65,7 +65,8 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// The tree with block numbers rewritten for the output, and the output's blocks in order:
     /// the file's own blocks that the tree still refers to, in their original order (so a file
     /// written back without edits keeps its `source` numbers), then the added arrays. A
-    /// streamed block stays last, as `source: -1`.
+    /// streamed block stays last, as `source: -1`. A tree holding an asdf-zarr array keeps
+    /// every block of the file.
     fn plan(&self) -> Result<(Node, Vec<Origin>, Option<usize>)> {
         let n_old = self.blocks().len();
         let total = n_old + self.pending.blocks().len();
@@ -102,6 +103,14 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
             }
             Ok(n)
         })?;
+        // asdf-zarr arrays name their blocks inside a block (the chunk map), which renumbering
+        // cannot reach: with one in the tree every block of the file stays, at its number.
+        if crate::arrays::find_arrays(self.tree())
+            .iter()
+            .any(|(_, kind)| *kind == crate::ArrayKind::Zarr)
+        {
+            used.extend(0..n_old);
+        }
         let stream_used = streamed.filter(|s| used.remove(s));
         let order: Vec<Origin> = used
             .iter()

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use asdf::block::BlockLayout;
-use asdf::ndarray::{ChunkedArray, Mask, NdArrayMeta, Source};
+use asdf::ndarray::{ChunkedArray, Mask, NdArrayMeta, Source, ZarrArray};
 use asdf::yaml::{Node, Value};
 use asdf::{ArrayKind, AsdfFile};
 use serde_json::json;
@@ -153,6 +153,25 @@ pub fn describe_array(file: &dyn Summary, node: &Node) -> (String, serde_json::V
             }
             Err(e) => (
                 format!("invalid chunked ndarray: {e}"),
+                json!({"error": e.to_string()}),
+            ),
+        },
+        Some(ArrayKind::Zarr) => match ZarrArray::from_node(node) {
+            Ok(z) => {
+                let codec = z.compressor.as_deref().unwrap_or("uncompressed");
+                let text = format!(
+                    "shape {:?}, {}, zarr ({:?} chunks of {:?}, {codec})",
+                    z.shape,
+                    z.scalar.name(),
+                    z.grid(),
+                    z.chunks
+                );
+                let j = json!({"kind": "zarr", "shape": z.shape, "datatype": z.scalar.name(),
+                               "chunks": z.chunks, "grid": z.grid(), "compressor": z.compressor});
+                (text, j)
+            }
+            Err(e) => (
+                format!("invalid zarr array: {e}"),
                 json!({"error": e.to_string()}),
             ),
         },

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use asdf::block::Label;
-use asdf::ndarray::{ByteOrder, ChunkedArray, NdArrayMeta};
+use asdf::ndarray::{ByteOrder, ChunkedArray, NdArrayMeta, ZarrArray};
 use asdf::yaml::Node;
 use asdf::{AnyArray, ArrayKind, AsdfFile, AsdfWriter, Storage, StoreOptions, WriteOptions};
 
@@ -69,10 +69,12 @@ fn write_options(file: &AsdfFile) -> WriteOptions {
     }
 }
 
-/// Reads the array of `node` (an ndarray or chunked ndarray), mask aside.
+/// Reads the array of `node` (an ndarray, chunked ndarray or asdf-zarr array, which are all
+/// written back as ndarrays), mask aside.
 pub fn read_node(file: &AsdfFile, pointer: &str, node: &Node) -> Result<AnyArray> {
     let res = match asdf::array_kind(node) {
         Some(ArrayKind::Chunked) => ChunkedArray::from_node(node).and_then(|c| c.read(file)),
+        Some(ArrayKind::Zarr) => ZarrArray::from_node(node).and_then(|z| z.read(file)),
         _ => NdArrayMeta::from_node(node).and_then(|m| m.read(file)),
     };
     res.map_err(|e| CliError::Invalid(format!("array at {pointer:?}: {e}")))

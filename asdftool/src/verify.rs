@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use asdf::block::{ChecksumPolicy, ChecksumStatus};
-use asdf::ndarray::{BlockStore, ChunkedArray, NdArrayMeta, ReadLimits, Source};
+use asdf::ndarray::{BlockStore, ChunkedArray, NdArrayMeta, ReadLimits, Source, ZarrArray};
 use asdf::yaml::Node;
 use asdf::{ArrayKind, AsdfFile};
 use rayon::prelude::*;
@@ -86,6 +86,9 @@ fn check_read(file: &AsdfFile, kind: ArrayKind, node: &Node, limits: &ReadLimits
     let res = match kind {
         ArrayKind::Chunked => ChunkedArray::from_node(node)
             .and_then(|c| c.read_with(file, limits))
+            .map(|a| (a, None)),
+        ArrayKind::Zarr => ZarrArray::from_node(node)
+            .and_then(|z| z.read_with(file, limits))
             .map(|a| (a, None)),
         ArrayKind::NdArray => {
             NdArrayMeta::from_node(node).and_then(|m| m.read_masked_with(file, limits))

@@ -55,7 +55,8 @@ class Array:
 
     @property
     def chunked(self) -> bool:
-        """Whether the array is a chunked ndarray (``core/chunked-ndarray-1.0.0``)."""
+        """Whether the array is chunked: a chunked ndarray (``core/chunked-ndarray-1.0.0``) or an
+        asdf-zarr array (whose regions read only the chunks they touch)."""
         return self._info()["kind"] == "chunked"
 
     def __len__(self) -> int:

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use asdf_block::{BlockInfo, BlockLayout, HEADER_LEN};
-use asdf_ndarray::{AnyArray, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source};
+use asdf_ndarray::{
+    AnyArray, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source, ZarrArray,
+};
 use asdf_yaml::Node;
 use bytes::Bytes;
 use ndarray::ArrayD;
@@ -561,8 +563,29 @@ impl RemoteFile {
         pointer: &str,
         region: Option<&[Range<usize>]>,
     ) -> Result<Fetched<'_>> {
-        let blocks = needed_blocks(self.node_at(pointer)?, pointer, region)?;
+        let node = self.node_at(pointer)?;
+        if array_kind(node) == Some(ArrayKind::Zarr) {
+            return self.fetch_zarr(node, pointer, region).await;
+        }
+        let blocks = needed_blocks(node, pointer, region)?;
         self.fetch_blocks(&blocks).await
+    }
+
+    /// The blocks of an asdf-zarr array: its chunk map first (one round trip), then the blocks
+    /// of the chunks `region` touches (all chunks when `None`) that were ever written.
+    async fn fetch_zarr(
+        &self,
+        node: &Node,
+        pointer: &str,
+        region: Option<&[Range<usize>]>,
+    ) -> Result<Fetched<'_>> {
+        let z = ZarrArray::from_node(node).map_err(|e| arr(pointer, e))?;
+        let first = self.fetch_blocks(&[z.chunk_block_map]).await?;
+        let map = z.chunk_map(&first).map_err(|e| arr(pointer, e))?;
+        let blocks = z.blocks_for(&map, region).map_err(|e| arr(pointer, e))?;
+        let mut fetched = self.fetch_blocks(&blocks[1..]).await?;
+        fetched.blocks.extend(first.blocks);
+        Ok(fetched)
     }
 
     /// The array at `pointer` as an owned `ArrayD<T>`; its blocks are read concurrently.

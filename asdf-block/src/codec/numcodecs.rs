@@ -1,0 +1,91 @@
+//! Decoding by numcodecs compressor id: what zarr v2 arrays name in `.zarray`'s `compressor`
+//! (`{id: zlib, level: 1}`), as asdf-zarr stores them. Each id maps to the codec of this folder
+//! that reads the same bytes, so bounds and checks stay those of the ASDF codecs; the two
+//! framings numcodecs has of its own (`gzip`, and `lz4`'s size-prefixed raw block) are read
+//! here with the workspace's bounds.
+
+use super::api::{Codec, CodecError};
+use super::io::read_exact_then_end;
+use super::{Blosc, Bzip2, Xz, Zlib, Zstd};
+
+/// The numcodecs compressor ids [`numcodecs_decode`] reads.
+pub const NUMCODECS_IDS: [&str; 7] = ["blosc", "bz2", "gzip", "lz4", "lzma", "zlib", "zstd"];
+
+/// Decodes `src`, compressed by the numcodecs compressor `id`, to exactly `expected` bytes.
+///
+/// `lzma` reads the xz container (numcodecs' default format); raw and `.lzma` streams are
+/// refused by the xz decoder with its own message.
+///
+/// ```
+/// use asdf_block::{numcodecs_decode, Codec, Zlib};
+/// let data = vec![7u8; 1000];
+/// let z = Zlib.encode(&data, &Default::default()).unwrap();
+/// assert_eq!(numcodecs_decode("zlib", &z, 1000).unwrap(), data);
+/// // numcodecs' LZ4: a little-endian u32 size, then one raw LZ4 block.
+/// let mut l = 1000u32.to_le_bytes().to_vec();
+/// l.extend(lz4_flex::block::compress(&data));
+/// assert_eq!(numcodecs_decode("lz4", &l, 1000).unwrap(), data);
+/// assert!(numcodecs_decode("lz4", &l, 999).is_err());
+/// assert!(numcodecs_decode("jpeg", &z, 1000).unwrap_err().to_string().contains("jpeg"));
+/// ```
+pub fn numcodecs_decode(id: &str, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+    match id {
+        "zlib" => Zlib.decode(src, expected),
+        "bz2" => Bzip2.decode(src, expected),
+        "zstd" => Zstd.decode(src, expected),
+        "blosc" => Blosc.decode(src, expected),
+        "lzma" => Xz.decode(src, expected),
+        "gzip" => gzip_decode(src, expected),
+        "lz4" => lz4_sized_decode(src, expected),
+        other => Err(CodecError::new(format!(
+            "numcodecs compressor {other:?} is not supported (supported: {})",
+            NUMCODECS_IDS.join(", ")
+        ))),
+    }
+}
+
+/// One gzip member (RFC 1952), as Python's `gzip.compress` writes.
+fn gzip_decode(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+    let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
+    if expected > bound {
+        return Err(CodecError::new(format!(
+            "{} bytes of gzip data cannot decode to the {expected} bytes expected",
+            src.len()
+        )));
+    }
+    let mut out = crate::alloc::zeroed(expected)?;
+    read_exact_then_end(flate2::bufread::GzDecoder::new(src), &mut out)?;
+    Ok(out)
+}
+
+/// numcodecs' `LZ4`: a little-endian u32 decoded size, then one raw LZ4 block.
+fn lz4_sized_decode(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+    let (size, raw) = match src {
+        [a, b, c, d, raw @ ..] => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, raw),
+        _ => {
+            return Err(CodecError::new(
+                "LZ4 data shorter than its 4-byte size prefix",
+            ))
+        }
+    };
+    if size != expected {
+        return Err(CodecError::new(format!(
+            "LZ4 data declares {size} decoded bytes, {expected} expected"
+        )));
+    }
+    if size > array_core::bounds::lz4_max_decoded_usize(raw.len()) {
+        return Err(CodecError::new(format!(
+            "{} bytes of LZ4 cannot decode to the {size} bytes declared",
+            raw.len()
+        )));
+    }
+    let mut out = crate::alloc::zeroed(expected)?;
+    let n = lz4_flex::block::decompress_into(raw, &mut out)
+        .map_err(|e| CodecError::new(format!("LZ4 block: {e}")))?;
+    if n != expected {
+        return Err(CodecError::new(format!(
+            "LZ4 block decodes to {n} bytes, {expected} declared"
+        )));
+    }
+    Ok(out)
+}

@@ -1,0 +1,268 @@
+//! asdf-zarr arrays (`asdf://asdf-format.org/zarr/tags/zarr-1.0.0`): files the Python
+//! extension (asdf-zarr 0.0.4 on zarr 2.18) writes read here exactly as zarr reads them, whole
+//! and by region, for every numcodecs compressor, both chunk orders, byte orders, missing
+//! chunks and fill values; a file saved again keeps its chunks readable by Python; hostile
+//! metadata gets errors, not panics or huge allocations.
+
+use std::ops::Range;
+use std::path::Path;
+
+use asdf::{ArrayKind, AsdfFile, WriteOptions};
+use asdf_testkit::{require_python, run_python, TempDir};
+
+/// Writes `zarr.asdf` into `dir` (one zarr array per case, each also dumped as
+/// `<name>.bin`, C order, little-endian) and prints `name dtype shape` lines.
+const WRITE: &str = r#"
+import sys, numpy as np, zarr, numcodecs, asdf
+out = sys.argv[1]
+cases = {}
+def add(name, data, chunks, fill=0, **kw):
+    z = zarr.full(data.shape, fill, chunks=chunks, dtype=data.dtype, write_empty_chunks=False, **kw)
+    z[...] = data
+    cases[name] = z
+rng = np.random.default_rng(7)
+f4 = rng.standard_normal((41, 30)).astype('f4')
+f4[16:32, 16:30] = 0                   # a whole chunk of fill: never written
+add('f4_zlib', f4, (16, 16), compressor=numcodecs.Zlib(level=3))
+i = np.arange(2 * 35 * 9, dtype='i4').reshape(2, 35, 9)
+for name, comp in [('blosc', numcodecs.Blosc(cname='lz4', shuffle=1)),
+                   ('blosc_zstd_bitshuffle', numcodecs.Blosc(cname='zstd', shuffle=2)),
+                   ('bz2', numcodecs.BZ2()), ('gzip', numcodecs.GZip()),
+                   ('lz4', numcodecs.LZ4()), ('lzma', numcodecs.LZMA()),
+                   ('zstd', numcodecs.Zstd(level=5)), ('raw', None)]:
+    add('i4_' + name, i, (1, 8, 4), compressor=comp)
+add('i2_fortran', (np.arange(11 * 7 * 5) - 100).astype('i2').reshape(11, 7, 5), (4, 3, 2),
+    order='F', compressor=numcodecs.Zlib())
+big = np.linspace(-1, 1, 50 * 20).reshape(50, 20).astype('>f8')
+z = zarr.full((50, 20), np.nan, chunks=(8, 8), dtype='>f8')
+z[3:40, 2:15] = big[3:40, 2:15]       # chunks outside never written: NaN
+cases['f8_big_nan_fill'] = z
+add('u1_fill7', np.full((30, 30), 7, dtype='u1'), (10, 10), fill=7)   # every chunk fill
+add('bool', (np.arange(100) % 3 == 0).reshape(10, 10), (4, 6))
+add('c8', (np.arange(12) + 1j * np.arange(12)).astype('c8'), (5,), compressor=numcodecs.Zstd())
+add('u8_bz2', np.arange(64, dtype='u8').reshape(8, 8), (3, 3), compressor=numcodecs.BZ2())
+add('f4_one_chunk_larger', np.arange(5, dtype='f4'), (100,))
+af = asdf.AsdfFile({'arrays': cases})
+af.write_to(out + '/zarr.asdf')
+for name, z in cases.items():
+    a = z[...]
+    np.ascontiguousarray(a.astype(a.dtype.newbyteorder('<'))).tofile(out + '/' + name + '.bin')
+    print(name, a.dtype.name, ','.join(map(str, a.shape)))
+"#;
+
+/// Reads every array of `path` with Python asdf + asdf-zarr and dumps it as [`WRITE`] does.
+const READ: &str = r#"
+import sys, numpy as np, asdf
+with asdf.open(sys.argv[1]) as af:
+    for name, z in af['arrays'].items():
+        a = z[...]
+        np.ascontiguousarray(a.astype(a.dtype.newbyteorder('<'))).tofile(sys.argv[2] + '/' + name + '.bin')
+        print(name, type(z).__module__)
+"#;
+
+struct Case {
+    name: String,
+    dtype: String,
+    shape: Vec<usize>,
+}
+
+fn cases(stdout: &[u8]) -> Vec<Case> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            let mut w = l.split(' ');
+            let (name, dtype, shape) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+            Case {
+                name: name.into(),
+                dtype: dtype.into(),
+                shape: shape.split(',').map(|d| d.parse().unwrap()).collect(),
+            }
+        })
+        .collect()
+}
+
+/// ASDF's datatype name for a NumPy dtype name.
+fn asdf_name(numpy: &str) -> &str {
+    match numpy {
+        "bool" => "bool8",
+        other => other,
+    }
+}
+
+fn check_file(f: &AsdfFile, cases: &[Case], dumps: &Path) {
+    let kind = |p: &str| f.pointer(p).and_then(asdf::array_kind);
+    check_arrays(cases, dumps, kind, |p| f.read(p));
+}
+
+/// Each case read by `read` equals zarr's dump of it.
+fn check_arrays(
+    cases: &[Case],
+    dumps: &Path,
+    kind: impl Fn(&str) -> Option<ArrayKind>,
+    read: impl Fn(&str) -> asdf::Result<asdf::AnyArray>,
+) {
+    for c in cases {
+        let pointer = format!("/arrays/{}", c.name);
+        assert_eq!(kind(&pointer), Some(ArrayKind::Zarr));
+        let a = read(&pointer).unwrap_or_else(|e| panic!("{pointer}: {e}"));
+        assert_eq!(a.shape(), c.shape.as_slice(), "{pointer}");
+        assert_eq!(a.datatype().to_string(), asdf_name(&c.dtype), "{pointer}");
+        let want = std::fs::read(dumps.join(format!("{}.bin", c.name))).unwrap();
+        let got = a.to_bytes(asdf::ndarray::ByteOrder::Little).unwrap();
+        assert!(got == want, "{pointer}: values differ from zarr's");
+    }
+}
+
+#[test]
+fn python_written_zarr_arrays_read_exactly() {
+    let python = require_python!();
+    let dir = TempDir::new("zarr-read");
+    let cases = cases(&run_python(&python, WRITE, &[dir.path().to_str().unwrap()]));
+    assert_eq!(cases.len(), 16);
+    let f = AsdfFile::open(dir.join("zarr.asdf")).unwrap();
+    check_file(&f, &cases, dir.path());
+    // Typed reads, and a clear error for the wrong type.
+    let a = f.array::<f32>("/arrays/f4_zlib").unwrap();
+    assert_eq!(a.shape(), &[41, 30]);
+    let e = f.array::<f64>("/arrays/f4_zlib").unwrap_err().to_string();
+    assert!(
+        e.contains("float32") && e.contains("/arrays/f4_zlib"),
+        "{e}"
+    );
+}
+
+/// Every window of a few shapes equals the same slice of the whole array.
+#[test]
+fn regions_equal_slices_of_the_whole() {
+    let python = require_python!();
+    let dir = TempDir::new("zarr-region");
+    run_python(&python, WRITE, &[dir.path().to_str().unwrap()]);
+    let f = AsdfFile::open(dir.join("zarr.asdf")).unwrap();
+    let whole = f.array::<f32>("/arrays/f4_zlib").unwrap();
+    for (r0, r1) in [
+        (0..41, 0..30),
+        (15..17, 15..17),
+        (40..41, 29..30),
+        (5..5, 0..30),
+        (16..32, 16..30),
+    ] {
+        let region = [r0.clone(), r1.clone()];
+        let part = f.read_region::<f32>("/arrays/f4_zlib", &region).unwrap();
+        let want = whole.slice(ndarray::s![r0, r1]).to_owned().into_dyn();
+        assert_eq!(part, want, "{region:?}");
+    }
+    let fortran = f.array::<i16>("/arrays/i2_fortran").unwrap();
+    let region: [Range<usize>; 3] = [3..9, 2..7, 1..2];
+    let part = f.read_region::<i16>("/arrays/i2_fortran", &region).unwrap();
+    assert_eq!(
+        part,
+        fortran
+            .slice(ndarray::s![3..9, 2..7, 1..2])
+            .to_owned()
+            .into_dyn()
+    );
+    let e = f
+        .read_region::<f32>("/arrays/f4_zlib", &[0..42, 0..1])
+        .unwrap_err();
+    assert!(e.to_string().contains("not inside"), "{e}");
+}
+
+/// A file with zarr arrays saved again (tree edited) keeps every chunk at its block number:
+/// Python reads the same values from the copy.
+#[test]
+fn saved_copy_stays_readable_by_python() {
+    let python = require_python!();
+    let dir = TempDir::new("zarr-save");
+    let cases = cases(&run_python(&python, WRITE, &[dir.path().to_str().unwrap()]));
+    let mut f = AsdfFile::open(dir.join("zarr.asdf")).unwrap();
+    f.tree_mut()
+        .as_map_mut()
+        .unwrap()
+        .insert("note", asdf::yaml::Node::from("saved by asdf-rs"));
+    let copy = dir.join("copy.asdf");
+    f.save_path(&copy, &WriteOptions::default()).unwrap();
+    let again = dir.join("again");
+    std::fs::create_dir(&again).unwrap();
+    let out = run_python(
+        &python,
+        READ,
+        &[copy.to_str().unwrap(), again.to_str().unwrap()],
+    );
+    assert!(
+        String::from_utf8_lossy(&out).contains("zarr"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    for c in &cases {
+        let a = std::fs::read(again.join(format!("{}.bin", c.name))).unwrap();
+        let b = std::fs::read(dir.join(&format!("{}.bin", c.name))).unwrap();
+        assert!(
+            a == b,
+            "{}: Python reads other values from the copy",
+            c.name
+        );
+    }
+    check_file(&AsdfFile::open(&copy).unwrap(), &cases, dir.path());
+}
+
+/// Over HTTP: every array equals zarr's, and a region reads the chunk map and the chunks it
+/// touches, nothing else.
+#[cfg(feature = "remote")]
+#[test]
+fn remote_regions_read_only_the_chunks_they_touch() {
+    use asdf::remote::{RemoteFile, RemoteOptions};
+    use asdf_testkit::http::{Body, RangeServer};
+    let python = require_python!();
+    let dir = TempDir::new("zarr-remote");
+    let cases = cases(&run_python(&python, WRITE, &[dir.path().to_str().unwrap()]));
+    let server = RangeServer::start();
+    let bytes = std::fs::read(dir.join("zarr.asdf")).unwrap();
+    server.put("/zarr.asdf", Body::Memory(std::sync::Arc::new(bytes)));
+    let options = RemoteOptions {
+        first_read: 1024,
+        ..RemoteOptions::default()
+    };
+    let url = server.url("/zarr.asdf");
+    let f = RemoteFile::open(&url, &options).unwrap();
+    let local = AsdfFile::open(dir.join("zarr.asdf")).unwrap();
+    let before = f.traffic();
+    // Rows 20..30, columns 2..10 of the 41 × 30 array in 16 × 16 chunks: chunk (1, 0) only.
+    let part = f
+        .read_region::<f32>("/arrays/f4_zlib", &[20..30, 2..10])
+        .unwrap();
+    let whole = local.array::<f32>("/arrays/f4_zlib").unwrap();
+    assert_eq!(
+        part,
+        whole
+            .slice(ndarray::s![20..30, 2..10])
+            .to_owned()
+            .into_dyn()
+    );
+    let after = f.traffic();
+    // The chunk map, then the chunk: two round trips, at most those blocks' headers and bytes.
+    assert_eq!(after.requests - before.requests, 2, "{after:?}");
+    let z = asdf::ndarray::ZarrArray::from_node(f.pointer("/arrays/f4_zlib").unwrap()).unwrap();
+    let map = z.chunk_map(&local).unwrap();
+    let blocks = f.blocks().unwrap();
+    let chunk = map.blocks[map.grid[1]] as usize;
+    let size = |i: usize| blocks[i].end() - blocks[i].offset;
+    // (Parts the opening reads already hold are not requested again.)
+    assert!(after.bytes - before.bytes <= size(z.chunk_block_map as usize) + size(chunk));
+    // The map is kept: another chunk is one request at most (none when the opening reads
+    // hold it). A never-written chunk is none.
+    f.read_region::<f32>("/arrays/f4_zlib", &[35..41, 20..25])
+        .unwrap();
+    let later = f.traffic();
+    assert!(later.requests - after.requests <= 1, "{later:?}");
+    let fill = f
+        .read_region::<f32>("/arrays/f4_zlib", &[16..32, 16..30])
+        .unwrap();
+    assert!(fill.iter().all(|&v| v == 0.0));
+    assert_eq!(f.traffic(), later);
+    check_arrays(
+        &cases,
+        dir.path(),
+        |p| f.pointer(p).and_then(asdf::array_kind),
+        |p| f.read(p),
+    );
+}
