@@ -26,6 +26,8 @@ pub struct ConvertOptions {
 
 /// Converts `input` into `output` (format chosen by the output extension).
 pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Result<String> {
+    let local = input::localize(input_path)?;
+    let input_path = local.path();
     let out_fmt = by_extension(output).ok_or_else(|| {
         CliError::Usage(format!(
             "cannot tell the output format of {}: use the extension .asdf, .ra, .npy or .awkd",

@@ -23,6 +23,8 @@ pub struct DiffOptions {
 
 /// Compares the files at `a` and `b`; returns the differences (empty when equal).
 pub fn diff(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Vec<String>> {
+    let (la, lb) = (input::localize(a)?, input::localize(b)?);
+    let (a, b) = (la.path(), lb.path());
     let (_, ia) = input::open_any(a)?;
     let (_, ib) = input::open_any(b)?;
     let mut out = Vec::new();

@@ -105,7 +105,15 @@ impl Summary for RemoteSummary<'_> {
 pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
     #[cfg(feature = "remote")]
     if let Some(url) = input::url_of(path) {
-        let file = input::open_remote(url)?;
+        let file = match input::open_remote(url) {
+            Ok(file) => file,
+            // RawArray, .npy, .awkd: described from a local copy.
+            Err(_) if !input::remote_is_asdf(url)? => {
+                let local = input::localize(path)?;
+                return info(local.path(), opts);
+            }
+            Err(e) => return Err(e),
+        };
         let mut text = asdf_info(&RemoteSummary::new(&file)?, opts)?;
         if opts.verbose {
             let t = file.traffic();

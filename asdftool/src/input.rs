@@ -279,6 +279,88 @@ pub fn url_of(path: &Path) -> Option<&str> {
     (known.contains(&scheme) && !rest.is_empty()).then_some(s)
 }
 
+/// An input as a local path: the path itself, or for a URL (feature `remote`) a copy fetched
+/// into a private temporary directory, removed with it when this is dropped.
+#[derive(Debug)]
+pub struct Localized {
+    path: std::path::PathBuf,
+    temp_dir: Option<std::path::PathBuf>,
+}
+
+impl Localized {
+    /// The local path to read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Localized {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// `path` as a local file for the verbs that read all of it (`diff`, `convert`, `to-yaml`,
+/// `defragment`, ...): a URL is copied (in rounds of concurrent ranged requests) into a fresh
+/// directory of its own, so relative external files a remote file names resolve to nothing
+/// local. The copy keeps the URL's file name (its extension tells historical RawArray files).
+pub fn localize(path: &Path) -> Result<Localized> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = url_of(path) {
+        return fetch_copy(url);
+    }
+    Ok(Localized {
+        path: path.to_path_buf(),
+        temp_dir: None,
+    })
+}
+
+#[cfg(feature = "remote")]
+fn fetch_copy(url: &str) -> Result<Localized> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "asdftool-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&dir).map_err(|e| CliError::io(&dir, e))?;
+    let name = url
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .unwrap_or("object");
+    let local = Localized {
+        path: dir.join(name),
+        temp_dir: Some(dir),
+    };
+    let options = asdf::remote::RemoteOptions::default();
+    let reader = asdf::remote::RemoteReader::open(url, &options)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
+    let mut file = std::fs::File::create(&local.path).map_err(|e| CliError::io(&local.path, e))?;
+    reader
+        .copy_to(&mut std::io::BufWriter::new(&mut file))
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
+    Ok(local)
+}
+
+/// Whether the object at `url` starts as an ASDF file does (its first bytes are read).
+#[cfg(feature = "remote")]
+pub fn remote_is_asdf(url: &str) -> Result<bool> {
+    let options = asdf::remote::RemoteOptions {
+        first_read: 64,
+        ..asdf::remote::RemoteOptions::default()
+    };
+    let reader = asdf::remote::RemoteReader::open(url, &options)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
+    let head = reader
+        .read_range(0..16)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
+    Ok(crate::sniff::sniff_bytes(&head) == Some(Format::Asdf))
+}
+
 /// Opens the ASDF file at `url` with this command line's limits; credentials, endpoint and
 /// region come from the environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`; `AWS_SKIP_SIGNATURE=true`
 /// for public buckets).

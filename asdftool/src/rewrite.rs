@@ -192,7 +192,8 @@ impl Rewriter<'_> {
 
 /// Rewrites `input` into `output` with every array stored as `mode` says.
 pub fn rewrite(input_path: &Path, output: &Path, mode: Mode) -> Result<Summary> {
-    let file = input::open_asdf(input_path)?;
+    let local = input::localize(input_path)?;
+    let file = input::open_asdf(local.path())?;
     let summary = rewrite_file(&file, output, mode);
     input::release(file);
     summary

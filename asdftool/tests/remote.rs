@@ -100,3 +100,111 @@ fn s3_urls_read_from_an_s3_compatible_server() {
         "{e}"
     );
 }
+
+/// The verbs that read a whole file (`diff`, `convert`, `to-yaml`) take URLs of every format,
+/// and give what they give on the local file; `info` describes RawArray, `.awkd` and `.npy`
+/// URLs too.
+#[test]
+fn whole_file_verbs_and_other_formats_read_urls() {
+    let server = RangeServer::start();
+    let corpus = asdf_testkit::corpus_dir();
+    let ra = corpus.join("rawarray/generated/by-reference/py_int16_2x3.ra");
+    let awkd = corpus.join("awkward0/jagged.awkd");
+    for (name, path) in [
+        ("sample.asdf", sample()),
+        ("a.ra", ra.clone()),
+        ("j.awkd", awkd.clone()),
+    ] {
+        let body = Body::Memory(Arc::new(std::fs::read(&path).unwrap()));
+        server.put(&format!("/d/{name}"), body);
+    }
+    let url = |name: &str| server.url(&format!("/d/{name}"));
+    let dir = asdf_testkit::TempDir::new("remote-verbs");
+
+    let d = run(&["diff", &url("sample.asdf"), sample().to_str().unwrap()]);
+    expect(&d, 0);
+    let d = run(&["diff", &url("a.ra"), ra.to_str().unwrap()]);
+    expect(&d, 0);
+    let other = corpus.join("rawarray/generated/by-reference/py_bigendian_f32_2x3.ra");
+    let d = run(&["diff", &url("a.ra"), other.to_str().unwrap()]);
+    assert_eq!(code(&d), 1, "{}", stderr(&d));
+
+    for (name, local) in [("sample.asdf", sample()), ("a.ra", ra.clone())] {
+        let (from_url, from_file) = (dir.join("u.npy"), dir.join("f.npy"));
+        let (u, f) = (from_url.to_str().unwrap(), from_file.to_str().unwrap());
+        expect(&run(&["convert", "--pointer", "/sci", &url(name), u]), 0);
+        expect(
+            &run(&["convert", "--pointer", "/sci", local.to_str().unwrap(), f]),
+            0,
+        );
+        let (a, b) = (
+            std::fs::read(&from_url).unwrap(),
+            std::fs::read(&from_file).unwrap(),
+        );
+        assert!(a == b, "{name}");
+    }
+
+    let (from_url, from_file) = (dir.join("u.yaml"), dir.join("f.yaml"));
+    expect(
+        &run(&[
+            "to-yaml",
+            &url("sample.asdf"),
+            "--output",
+            from_url.to_str().unwrap(),
+        ]),
+        0,
+    );
+    expect(
+        &run(&[
+            "to-yaml",
+            sample().to_str().unwrap(),
+            "--output",
+            from_file.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_eq!(
+        std::fs::read(&from_url).unwrap(),
+        std::fs::read(&from_file).unwrap()
+    );
+
+    for (name, local) in [("a.ra", ra), ("j.awkd", awkd)] {
+        let remote = run(&["info", &url(name)]);
+        expect(&remote, 0);
+        let local = run(&["info", local.to_str().unwrap()]);
+        // The same description, whatever the (temporary) path it names.
+        let lines = |o: &std::process::Output| {
+            stdout(o)
+                .lines()
+                .skip(1)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&remote), lines(&local), "{name}");
+    }
+}
+
+/// A RawArray file through `RemoteReader`: the header from the opening reads, the data in one
+/// more request.
+#[test]
+fn a_rawarray_url_reads_its_header_then_its_data() {
+    let server = RangeServer::start();
+    let a: Vec<f64> = (0..300_000).map(|i| i as f64 * 0.5).collect();
+    let bytes = rawarray::to_bytes(&a, &[600, 500], &Default::default()).unwrap();
+    let len = bytes.len() as u64;
+    server.put("/big.ra", Body::Memory(Arc::new(bytes)));
+    let options = asdf::remote::RemoteOptions {
+        first_read: 4096,
+        ..Default::default()
+    };
+    let reader = asdf::remote::RemoteReader::open(&server.url("/big.ra"), &options).unwrap();
+    assert_eq!(reader.traffic().requests, 2);
+    let back =
+        rawarray::RawArray::from_reader_with_len(reader, &rawarray::ReadOptions::default(), len)
+            .unwrap();
+    assert_eq!(back.dims(), &[600, 500]);
+    assert_eq!(back.to_vec::<f64>().unwrap(), a);
+    let log = server.take_log();
+    // Two opening requests, then the data (2.4 MB, under one request's bound): three.
+    assert_eq!(log.len(), 3, "{log:?}");
+}

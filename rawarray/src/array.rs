@@ -40,6 +40,17 @@ impl RawArray {
         Self::read_sized(reader, opts, None)
     }
 
+    /// Reads a file of `len` bytes from `reader` (a network stream, a ranged remote reader):
+    /// as [`from_reader`](Self::from_reader), with the data segment read in one call once the
+    /// header has declared it (its size checked against `len` before anything is allocated).
+    pub fn from_reader_with_len<R: Read>(
+        reader: R,
+        opts: &ReadOptions,
+        len: u64,
+    ) -> Result<RawArray> {
+        Self::read_sized(reader, opts, Some(len))
+    }
+
     /// Parses a complete file held in memory.
     pub fn from_slice(bytes: &[u8], opts: &ReadOptions) -> Result<RawArray> {
         Self::read_sized(bytes, opts, Some(bytes.len() as u64))

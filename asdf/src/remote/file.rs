@@ -15,39 +15,13 @@ use bytes::Bytes;
 use ndarray::ArrayD;
 
 use super::blocks::{Blocks, Want};
+use super::exec::Exec;
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
 use crate::arrays::{arr, array_in, array_kind, read_in, region_in, slice_region, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
 use crate::layout::{split, FileHeader};
-
-/// Where the async work of a remote file runs: a runtime of its own (the blocking API) or the
-/// caller's (the async API).
-enum Exec {
-    Own(Option<tokio::runtime::Runtime>),
-    Shared(tokio::runtime::Handle),
-}
-
-impl Exec {
-    fn handle(&self) -> Option<tokio::runtime::Handle> {
-        match self {
-            Exec::Own(rt) => rt.as_ref().map(|r| r.handle().clone()),
-            Exec::Shared(h) => Some(h.clone()),
-        }
-    }
-}
-
-impl Drop for Exec {
-    fn drop(&mut self) {
-        // A runtime dropped inside another one would panic; this never blocks.
-        if let Exec::Own(rt) = self {
-            if let Some(rt) = rt.take() {
-                rt.shutdown_background();
-            }
-        }
-    }
-}
 
 /// An ASDF file on S3, GCS, Azure, an HTTP(S) server or a `file://` URL, read by byte ranges
 /// (feature `remote`).
@@ -96,31 +70,11 @@ impl std::fmt::Debug for RemoteFile {
     }
 }
 
-fn no_runtime_inside(url: &str) -> Result<()> {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        return Err(AsdfError::Remote {
-            url: url.to_string(),
-            range: None,
-            reason: "the blocking API was called inside an async runtime: use the `_async` \
-                     methods there (or call it from `spawn_blocking`)"
-                .into(),
-        });
-    }
-    Ok(())
-}
-
 impl RemoteFile {
     /// Opens the file at `url`, blocking until its header, tree and block headers are read.
     pub fn open(url: &str, options: &RemoteOptions) -> Result<Self> {
-        no_runtime_inside(url)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("asdf-remote")
-            .enable_all()
-            .build()
-            .map_err(|e| AsdfError::io("starting the runtime for remote reads", e))?;
-        let handle = rt.handle().clone();
-        Self::open_on(Exec::Own(Some(rt)), &handle, url, options)
+        let (exec, handle) = Exec::own(url)?;
+        Self::open_on(exec, &handle, url, options)
     }
 
     /// [`open`](Self::open) from async code, on the caller's tokio runtime.
@@ -359,10 +313,7 @@ impl RemoteFile {
     }
 
     fn handle(&self) -> Result<tokio::runtime::Handle> {
-        no_runtime_inside(self.url())?;
-        self.exec
-            .handle()
-            .ok_or_else(|| self.object.error(None, "the file's runtime has stopped"))
+        self.exec.blocking_handle(self.url())
     }
 }
 

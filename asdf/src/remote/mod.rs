@@ -13,15 +13,18 @@
 //! [`RemoteFile::open_async`] and the `_async` methods on the caller's tokio runtime.
 
 mod blocks;
+mod exec;
 mod file;
 mod object;
 mod options;
+mod reader;
 mod region;
 mod source;
 
 pub use file::RemoteFile;
 pub use object::Traffic;
 pub use options::RemoteOptions;
+pub use reader::RemoteReader;
 
 impl crate::AsdfFile {
     /// Opens the ASDF file at `url` (`s3://bucket/key`, `gs://`, `az://`, `https://`,

@@ -200,6 +200,11 @@ impl RemoteObject {
         self.fetch_using(ranges, &[]).await
     }
 
+    /// How many bytes one round of concurrent requests reads at most.
+    pub(crate) fn round(&self) -> u64 {
+        self.max_range.saturating_mul(self.concurrency as u64)
+    }
+
     /// The coalescing gap of this object's reads.
     pub(crate) fn gap(&self) -> u64 {
         self.gap
