@@ -61,8 +61,8 @@ pub use label::Label;
 pub use layout::{find_first_block, scan_blocks, BlockInfo, BlockLayout};
 pub use options::{ChecksumPolicy, Limits, ReadOptions, WriteOptions};
 pub use reader::{
-    decode_stored, map_file, md5, open_regular, BlockReader, ChecksumStatus, MappedBlocks,
-    SeekBlockReader,
+    decode_stored, decode_stored_range, map_file, md5, open_regular, BlockReader, ChecksumStatus,
+    MappedBlocks, SeekBlockReader,
 };
 pub use source::{SeekSource, Source};
 pub use writer::{encode_block, encode_blocks, BlockWriter, EncodedBlock, StreamedBlock};

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
+use crate::codec::{Codec, Lz4Chunked};
 use crate::error::{BlockError, Result};
 use crate::layout::{scan_blocks, BlockInfo, BlockLayout};
 use crate::options::{ChecksumPolicy, ReadOptions};
@@ -204,6 +205,74 @@ pub fn decode_stored<'a>(
         )));
     }
     decode_block(info, stored, options, options.checksums, false)
+}
+
+/// The decoded bytes `range` of a block, decoding only the parts that cover it when its codec
+/// allows (Python asdf's chunked `lz4`: only the 4 MiB chunks the range overlaps; uncompressed
+/// data: a copy of the range); `None` when it does not (other codecs, an LZ4 frame, a range
+/// outside uncompressed data, a checksum that only the whole decode can settle), for the
+/// caller to decode the whole block. The checksum of the stored
+/// bytes is verified under `policy` unless `verified`, as for a whole decode.
+pub(crate) fn decode_block_range(
+    info: &BlockInfo,
+    stored: &[u8],
+    options: &ReadOptions,
+    policy: ChecksumPolicy,
+    verified: bool,
+    range: std::ops::Range<u64>,
+) -> Result<Option<(Vec<u8>, ChecksumStatus)>> {
+    let h = &info.header;
+    let plain = !h.is_compressed();
+    if !(plain || h.compression == Lz4Chunked.label()) || stored.len() as u64 != info.stored_len {
+        return Ok(None);
+    }
+    check_sizes(info)?;
+    let limit = options.limits.max_decoded_block_size;
+    let expected = usize::try_from(h.data_size)
+        .ok()
+        .filter(|_| h.data_size <= limit)
+        .ok_or(BlockError::TooLarge {
+            block: info.index,
+            offset: info.offset,
+            size: h.data_size,
+            limit,
+        })?;
+    let status = if !h.has_checksum() {
+        ChecksumStatus::Absent
+    } else if policy == ChecksumPolicy::Skip || verified {
+        ChecksumStatus::NotChecked
+    } else if md5(stored) == h.checksum {
+        ChecksumStatus::Stored
+    } else {
+        return Ok(None);
+    };
+    let (Ok(start), Ok(end)) = (usize::try_from(range.start), usize::try_from(range.end)) else {
+        return Ok(None);
+    };
+    if plain {
+        return Ok(stored.get(start..end).map(|b| (b.to_vec(), status)));
+    }
+    let decoded = Lz4Chunked
+        .decode_range(stored, expected, start..end)
+        .map_err(|e| BlockError::Decode {
+            block: info.index,
+            offset: info.offset,
+            codec: "lz4".into(),
+            message: e.message,
+        })?;
+    Ok(decoded.map(|d| (d, status)))
+}
+
+/// [`decode_stored`] for the decoded bytes `range` only: `Some` when the block's codec decodes
+/// parts (chunked `lz4`), `None` when the whole block must be decoded.
+pub fn decode_stored_range(
+    info: &BlockInfo,
+    stored: &[u8],
+    options: &ReadOptions,
+    range: std::ops::Range<u64>,
+) -> Result<Option<Vec<u8>>> {
+    let got = decode_block_range(info, stored, options, options.checksums, false, range)?;
+    Ok(got.map(|(d, _)| d))
 }
 
 fn resolve_index(blocks: &[BlockInfo], source: i64) -> Result<usize> {
@@ -437,6 +506,31 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
             let _ = self.verified[i].set(status);
         }
         Ok(data)
+    }
+
+    /// The decoded bytes `range` of block `source`, decoding only what covers it when the
+    /// block's codec allows (chunked `lz4`); `None` when the whole block must be decoded (see
+    /// [`data`](Self::data)). The checksum is verified once per block, as `data` does.
+    pub fn data_range(&self, source: i64, range: std::ops::Range<u64>) -> Result<Option<Vec<u8>>> {
+        let i = self.resolve(source)?;
+        let info = &self.layout.blocks[i];
+        let stored = self.stored(i as i64)?;
+        let verified = self.verified[i].get().is_some();
+        let got = decode_block_range(
+            info,
+            stored,
+            &self.options,
+            self.options.checksums,
+            verified,
+            range,
+        )
+        .map_err(|e| self.ctx(e))?;
+        Ok(got.map(|(data, status)| {
+            if status == ChecksumStatus::Stored {
+                let _ = self.verified[i].set(status);
+            }
+            data
+        }))
     }
 
     /// Checks one block completely: decodes it and verifies its checksum under `policy`

@@ -145,6 +145,107 @@ impl NdArrayMeta {
             .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))
     }
 
+    /// The sub-array `region` (one range per dimension), with explicit limits. A C-contiguous
+    /// block-backed array whose block decodes in parts (Python asdf's chunked `lz4`) decodes
+    /// only the parts holding the region's rows; other arrays are read whole and sliced.
+    ///
+    /// ```
+    /// use asdf_ndarray::{ArrayWriter, NdArrayMeta, ReadLimits, StoreOptions};
+    /// use ndarray::{s, Array2};
+    /// let a = Array2::from_shape_fn((300, 50), |(i, j)| (i * 50 + j) as f32);
+    /// let mut w = ArrayWriter::new();
+    /// let node = w.add(&a, &StoreOptions::compressed("lz4").unwrap()).unwrap();
+    /// let meta = NdArrayMeta::from_node(&node).unwrap();
+    /// let part = meta
+    ///     .region_with::<f32>(&w.memory_store(), &[100..103, 7..9], &ReadLimits::default())
+    ///     .unwrap();
+    /// assert_eq!(part, a.slice(s![100..103, 7..9]).into_dyn());
+    /// ```
+    pub fn region_with<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        region: &[std::ops::Range<usize>],
+        limits: &ReadLimits,
+    ) -> Result<ArrayD<T>> {
+        if let Some(a) = self.rows_region::<T>(store, region)? {
+            return Ok(a);
+        }
+        let whole = self.array_with::<T>(store, limits)?;
+        let inside = region.len() == whole.ndim()
+            && region
+                .iter()
+                .zip(whole.shape())
+                .all(|(r, &d)| r.start <= r.end && r.end <= d);
+        if !inside {
+            return Err(NdError::Usage(format!(
+                "region {region:?} is not inside shape {:?}",
+                whole.shape()
+            )));
+        }
+        Ok(whole
+            .slice_each_axis(|ax| ndarray::Slice::from(region[ax.axis.index()].clone()))
+            .to_owned())
+    }
+
+    /// [`region_with`](Self::region_with) through [`BlockStore::block_range`]: the bytes of the
+    /// region's rows only. `None` when the array or the store does not allow it.
+    fn rows_region<T: Element>(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        region: &[std::ops::Range<usize>],
+    ) -> Result<Option<ArrayD<T>>> {
+        let (Some(Source::Block(b)), Some(shape), Some(dt)) =
+            (&self.source, &self.shape, &self.datatype)
+        else {
+            return Ok(None);
+        };
+        let inside = region.len() == shape.len()
+            && region
+                .iter()
+                .zip(shape)
+                .all(|(r, &d)| r.start <= r.end && r.end <= d);
+        let plain = !self.streamed && self.strides.is_none() && self.mask.is_none();
+        let (Some(rows), true, true) = (
+            region.first(),
+            inside && plain,
+            *dt == Datatype::Scalar(T::SCALAR),
+        ) else {
+            return Ok(None);
+        };
+        let size = T::SCALAR.size() as u64;
+        let row = crate::datatype::checked_product(&shape[1..])
+            .and_then(|n| (n as u64).checked_mul(size));
+        let span = row.and_then(|row| {
+            let lo = self
+                .offset
+                .checked_add(row.checked_mul(rows.start as u64)?)?;
+            Some(lo..lo.checked_add(row.checked_mul(rows.len() as u64)?)?)
+        });
+        let Some(span) = span.filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let Some(bytes) = store.block_range(*b, span.clone())? else {
+            return Ok(None);
+        };
+        let mut rows_shape = shape.clone();
+        rows_shape[0] = rows.len();
+        let layout = Layout::contiguous(rows_shape.clone(), size as usize)?;
+        if bytes.len() as u64 != span.end - span.start {
+            return Err(NdError::Usage(format!(
+                "block {b} gave {} bytes for the range {span:?}",
+                bytes.len()
+            )));
+        }
+        let v = decode_vec::<T>(&bytes, &layout, self.byteorder)?;
+        let a = ArrayD::from_shape_vec(IxDyn(&rows_shape), v)
+            .map_err(|e| NdError::Usage(format!("internal shape error: {e}")))?;
+        let part = a.slice_each_axis(|ax| match ax.axis.index() {
+            0 => ndarray::Slice::from(..),
+            d => ndarray::Slice::from(region[d].clone()),
+        });
+        Ok(Some(part.to_owned()))
+    }
+
     /// The common case of [`array_with`](Self::array_with) without an intermediate buffer: a
     /// C-contiguous, native-order array that is exactly its whole block is decoded (or copied,
     /// while its checksum is verified beside) straight into the result's memory. `None` when the

@@ -46,6 +46,14 @@ pub trait BlockStore {
         Ok(None)
     }
 
+    /// The decoded bytes `range` of block `source`, when this store can decode them without the
+    /// rest of the block (Python asdf's chunked `lz4`: only the chunks the range overlaps).
+    /// The default: `None` (the caller decodes the whole block with [`block`](Self::block)).
+    fn block_range(&self, source: i64, range: std::ops::Range<u64>) -> Result<Option<Vec<u8>>> {
+        let _ = (source, range);
+        Ok(None)
+    }
+
     /// Decodes block `source` into `dst` (exactly [`block_len`](Self::block_len) bytes), with
     /// the same checks as [`block`](Self::block). Used to fill an owned array without an
     /// intermediate buffer. Only called when `block_len` returned a size.
@@ -79,6 +87,9 @@ impl<B: AsRef<[u8]>> BlockStore for BlockReader<B> {
     fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
         Ok(self.decode_into(source, dst)?)
     }
+    fn block_range(&self, source: i64, range: std::ops::Range<u64>) -> Result<Option<Vec<u8>>> {
+        Ok(self.data_range(source, range)?)
+    }
 }
 
 impl<S: BlockStore + ?Sized> BlockStore for &S {
@@ -93,6 +104,9 @@ impl<S: BlockStore + ?Sized> BlockStore for &S {
     }
     fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
         (**self).block_into(source, dst)
+    }
+    fn block_range(&self, source: i64, range: std::ops::Range<u64>) -> Result<Option<Vec<u8>>> {
+        (**self).block_range(source, range)
     }
 }
 

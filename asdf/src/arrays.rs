@@ -162,6 +162,19 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         Ok(self.blocks().decode_into(source, dst)?)
     }
 
+    fn block_range(
+        &self,
+        source: i64,
+        range: std::ops::Range<u64>,
+    ) -> asdf_ndarray::Result<Option<Vec<u8>>> {
+        let info = self.blocks().info(source)?;
+        if self.cache.seen(info.index) {
+            return Ok(None); // decoded whole before: `block` reads it from the cache
+        }
+        self.decoded.charge_nd(info)?;
+        Ok(self.blocks().data_range(source, range)?)
+    }
+
     fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
         // A URI naming this file itself (empty, or only a fragment) means its own first block.
         if uri.is_empty() || uri.starts_with('#') {
@@ -219,10 +232,11 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         read_in(self.node_at(pointer)?, pointer, self, &self.array_limits)
     }
 
-    /// The sub-array `region` (one range per dimension) of the array at `pointer`. A chunked
-    /// array decodes only the chunks the region touches; an uncompressed block-backed array is
-    /// sliced from its zero-copy view without copying the rest; other arrays are read and
-    /// sliced. `RemoteFile::read_region` (feature `remote`) reads only the byte ranges or
+    /// The sub-array `region` (one range per dimension) of the array at `pointer`. A chunked or
+    /// asdf-zarr array decodes only the chunks the region touches; an uncompressed block-backed
+    /// array is sliced from its zero-copy view (or copies only the region's rows when it cannot
+    /// be viewed); an `lz4` block decodes only the 4 MiB chunks holding the region's rows;
+    /// other arrays are read and sliced. `RemoteFile::read_region` (feature `remote`) reads only the byte ranges or
     /// chunks that cover the region.
     ///
     /// ```
@@ -243,7 +257,15 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         region: &[std::ops::Range<usize>],
     ) -> Result<ArrayD<T>> {
         let node = self.node_at(pointer)?;
-        if array_kind(node) == Some(ArrayKind::NdArray) {
+        // An uncompressed block is viewed in place (a compressed one would be decoded whole).
+        let plain = match meta_of(pointer, node).map(|m| m.source) {
+            Ok(Some(asdf_ndarray::Source::Block(b))) => self
+                .blocks()
+                .info(b)
+                .is_ok_and(|i| !i.header.is_compressed()),
+            _ => false,
+        };
+        if plain {
             if let Ok(view) = self.view::<T>(pointer) {
                 return slice_region(view, pointer, region);
             }
@@ -322,7 +344,7 @@ pub(crate) fn read_in(
 }
 
 /// The sub-array `region` of the array `node` (at `pointer`): the chunks it touches for a
-/// chunked or zarr array, the whole array sliced otherwise.
+/// chunked or zarr array or a chunked-`lz4` block, the whole array sliced otherwise.
 pub(crate) fn region_in<T: Element>(
     node: &Node,
     pointer: &str,
@@ -331,12 +353,7 @@ pub(crate) fn region_in<T: Element>(
     region: &[std::ops::Range<usize>],
 ) -> Result<ArrayD<T>> {
     let part = match parse_array(node, pointer)? {
-        Parsed::Nd(meta) => {
-            let whole = meta
-                .array_with::<T>(store, limits)
-                .map_err(|e| arr(pointer, e))?;
-            return slice_region(whole.view(), pointer, region);
-        }
+        Parsed::Nd(meta) => meta.region_with::<T>(store, region, limits),
         Parsed::Chunked(c) => c.region_with::<T>(store, region, limits),
         Parsed::Zarr(z) => z.region_with::<T>(store, region, limits),
     };

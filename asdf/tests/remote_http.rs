@@ -414,3 +414,27 @@ fn blocking_calls_inside_a_runtime_are_refused_and_async_ones_work() {
         assert!(f.array::<f64>("/a1").is_err());
     });
 }
+
+#[test]
+fn a_region_of_an_lz4_array_reads_remotely() {
+    let a = Array2::from_shape_fn((1500, 1500), |(i, j)| ((i % 13) * 100 + j / 100) as f32);
+    let mut w = AsdfWriter::new();
+    let node = w
+        .add(&a, &StoreOptions::compressed("lz4").unwrap())
+        .unwrap();
+    let bytes = w
+        .to_bytes(
+            asdf::yaml::Node::mapping([("a", node)]),
+            &Default::default(),
+        )
+        .unwrap();
+    let server = RangeServer::start();
+    let url = serve_bytes(&server, "/lz4.asdf", bytes);
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    for (rows, cols) in [(700..730, 900..930), (1499..1500, 0..1500), (0..1500, 3..4)] {
+        let part = f
+            .read_region::<f32>("/a", &[rows.clone(), cols.clone()])
+            .unwrap();
+        assert_eq!(part, a.slice(s![rows, cols]).into_dyn());
+    }
+}

@@ -18,7 +18,7 @@ use super::blocks::{Blocks, Want};
 use super::exec::Exec;
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
-use crate::arrays::{arr, array_in, array_kind, read_in, region_in, slice_region, ArrayKind};
+use crate::arrays::{arr, array_in, array_kind, read_in, region_in, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
 use crate::layout::{split, FileHeader};
@@ -345,6 +345,16 @@ impl BlockStore for Fetched<'_> {
                 .map_err(|e| e.in_file(self.file.url()))?;
         Ok(data)
     }
+
+    fn block_range(&self, source: i64, range: Range<u64>) -> asdf_ndarray::Result<Option<Vec<u8>>> {
+        let i = resolve(self.file.blocks.count(), source)?;
+        let (Some(info), Some(stored)) = (self.file.blocks.info(i), self.stored(i)) else {
+            return Ok(None);
+        };
+        self.file.decoded.charge_nd(info)?;
+        asdf_block::decode_stored_range(info, stored, &self.file.options.blocks, range)
+            .map_err(|e| e.in_file(self.file.url()).into())
+    }
 }
 
 /// Block `source` (negative counts from the end) of `count` blocks.
@@ -615,10 +625,6 @@ impl RemoteFile {
             }
         }
         let store = self.fetch_for(pointer, Some(region)).await?;
-        if array_kind(node) == Some(ArrayKind::NdArray) {
-            let whole = array_in::<T>(node, pointer, &store, &self.options.arrays)?;
-            return slice_region(whole.view(), pointer, region);
-        }
         region_in(node, pointer, &store, &self.options.arrays, region)
     }
 
