@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,10 +31,14 @@ use crate::write::{write_array, WriteOptions};
 /// ```
 pub struct AwkdFile {
     path: PathBuf,
-    archive: Mutex<ZipArchive<BufReader<File>>>,
+    archive: Mutex<ZipArchive<Box<dyn ReadSeek>>>,
     entries: Vec<String>,
     options: ReadOptions,
 }
+
+/// What an archive is read from: a file, or any `Read + Seek` source (a ranged remote reader).
+trait ReadSeek: Read + Seek + Send {}
+impl<R: Read + Seek + Send> ReadSeek for R {}
 
 fn zip_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Zip {
@@ -53,7 +57,20 @@ impl AwkdFile {
     pub fn open_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<AwkdFile> {
         let path = path.as_ref().to_path_buf();
         let f = File::open(&path).map_err(|e| Error::io(path.display(), e))?;
-        let mut archive = ZipArchive::new(BufReader::new(f)).map_err(|e| zip_err(&path, e))?;
+        Self::from_reader(BufReader::new(f), path, options)
+    }
+
+    /// Reads an archive from any `Read + Seek` source (a ranged remote reader, a buffer...);
+    /// `name` stands for its path in errors. Only the central directory and the entries read
+    /// are asked of `reader`.
+    pub fn from_reader(
+        reader: impl Read + Seek + Send + 'static,
+        name: impl Into<PathBuf>,
+        options: ReadOptions,
+    ) -> Result<AwkdFile> {
+        let path = name.into();
+        let reader: Box<dyn ReadSeek> = Box::new(reader);
+        let mut archive = ZipArchive::new(reader).map_err(|e| zip_err(&path, e))?;
         check_members(&mut archive, &path)?;
         let entries = archive.file_names().map(|s| s.to_string()).collect();
         Ok(AwkdFile {

@@ -8,12 +8,12 @@
 #[non_exhaustive]
 pub enum NdError {
     /// A chunk of an asdf-zarr array could not be read or decoded.
-    #[error("zarr chunk {chunk:?} (block {block}): {message}")]
+    #[error("zarr chunk {chunk:?} ({place}): {message}")]
     ZarrChunk {
         /// The chunk's coordinates in the chunk grid.
         chunk: Vec<usize>,
-        /// The block holding it.
-        block: i64,
+        /// Where it is stored: `block N`, or the file of a zarr store.
+        place: String,
         /// What went wrong.
         message: String,
     },

@@ -68,4 +68,4 @@ pub use record::RecordArray;
 pub use store::{BlockStore, NoBlocks};
 pub use values::infer_datatype;
 pub use write::{ArrayWriter, MemoryStore, PendingBlock, Storage, StoreOptions};
-pub use zarr::{is_zarr_tag, ChunkMap, ZarrArray, ZARR_TAG_PREFIX};
+pub use zarr::{is_zarr_tag, ChunkMap, ZarrArray, ZarrStorage, ZARR_TAG_PREFIX};

@@ -46,6 +46,14 @@ pub trait BlockStore {
         Ok(None)
     }
 
+    /// The bytes of the file `key` (a chunk key, or `.zarray`) of the zarr directory store at
+    /// `store` (as an asdf-zarr node names it: relative to the file the tree came from, or
+    /// absolute); `None` when the store has no such file (a chunk never written). The default
+    /// resolves nothing: [`NdError::NoExternal`].
+    fn zarr_file(&self, store: &str, key: &str) -> Result<Option<Vec<u8>>> {
+        Err(NdError::NoExternal(format!("{store}/{key}")))
+    }
+
     /// The decoded bytes `range` of block `source`, when this store can decode them without the
     /// rest of the block (Python asdf's chunked `lz4`: only the chunks the range overlaps).
     /// The default: `None` (the caller decodes the whole block with [`block`](Self::block)).
@@ -107,6 +115,9 @@ impl<S: BlockStore + ?Sized> BlockStore for &S {
     }
     fn block_range(&self, source: i64, range: std::ops::Range<u64>) -> Result<Option<Vec<u8>>> {
         (**self).block_range(source, range)
+    }
+    fn zarr_file(&self, store: &str, key: &str) -> Result<Option<Vec<u8>>> {
+        (**self).zarr_file(store, key)
     }
 }
 

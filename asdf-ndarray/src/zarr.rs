@@ -6,6 +6,7 @@
 //! block holds the chunk as zarr encoded it: the full chunk shape (edge chunks padded), in the
 //! array's `order`, compressed by the numcodecs `compressor` when there is one.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use asdf_yaml::{Node, Value};
@@ -76,8 +77,26 @@ pub struct ZarrArray {
     pub compressor: Option<String>,
     /// `fill_value`: what never-written chunks read as (`None`: zero).
     pub fill_value: Option<Node>,
-    /// The block holding the chunk map.
-    pub chunk_block_map: i64,
+    /// Where the chunks are.
+    pub storage: ZarrStorage,
+}
+
+/// Where an asdf-zarr array's chunks are stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZarrStorage {
+    /// In the file's blocks, named by the chunk map held in block `chunk_block_map`.
+    Blocks {
+        /// The block holding the chunk map.
+        chunk_block_map: i64,
+    },
+    /// As files of a zarr directory store (`DirectoryStore`, `NestedDirectoryStore`, or an
+    /// `FSStore` on the local file system) at `path`, named by their chunk keys.
+    Directory {
+        /// The store's directory, as the node names it.
+        path: String,
+        /// What joins the grid coordinates of a chunk key (`.` or `/`).
+        separator: char,
+    },
 }
 
 /// The chunk grid's block indices (C order over the grid), `-1` for chunks never written.
@@ -91,20 +110,17 @@ pub struct ChunkMap {
 
 impl ZarrArray {
     /// Parses and validates an asdf-zarr node with internal (block) storage. Arrays whose
-    /// chunks live in an external zarr store, and the zarr features this crate does not read
-    /// (filters, structured and string dtypes, zarr v3), are refused with the reason.
+    /// chunks live in an external zarr store need [`open`](Self::open), which reads the store's
+    /// `.zarray`; the zarr features this crate does not read (filters, structured and string
+    /// dtypes, zarr v3) are refused with the reason.
     pub fn from_node(node: &Node) -> Result<ZarrArray> {
         let Some(meta) = node.get(".zarray") else {
-            let store = node
-                .get("store")
-                .and_then(|s| s.get("type_string"))
-                .and_then(Node::as_str)
-                .unwrap_or("none");
+            let store = external_store(node)?;
             return Err(field_err(
                 "store",
                 format!(
-                    "chunks in an external zarr store ({store}) are not read; \
-                     only chunks stored in the file's blocks"
+                    "the chunks are in the external zarr store {:?}: read with ZarrArray::open",
+                    store.0
                 ),
             ));
         };
@@ -112,6 +128,41 @@ impl ZarrArray {
             .get("chunk_block_map")
             .and_then(Node::as_i64)
             .ok_or_else(|| field_err("chunk_block_map", "expected a block index"))?;
+        Self::from_zarray(meta, ZarrStorage::Blocks { chunk_block_map })
+    }
+
+    /// Parses an asdf-zarr node of either storage: chunks in blocks, or in an external zarr
+    /// directory store whose `.zarray` is read through [`BlockStore::zarr_file`].
+    pub fn open(node: &Node, store: &(impl BlockStore + ?Sized)) -> Result<ZarrArray> {
+        if node.get(".zarray").is_some() {
+            return Self::from_node(node);
+        }
+        let (path, nested) = external_store(node)?;
+        let text = store
+            .zarr_file(&path, ".zarray")?
+            .ok_or_else(|| field_err("store", format!("the zarr store {path:?} has no .zarray")))?;
+        let meta = std::str::from_utf8(&text)
+            .ok()
+            .and_then(|t| asdf_yaml::parse_str(t).ok())
+            .ok_or_else(|| field_err("store", format!("{path}/.zarray is not JSON")))?;
+        let separator = match (
+            nested,
+            meta.get("dimension_separator").and_then(Node::as_str),
+        ) {
+            (true, _) | (false, Some("/")) => '/',
+            (false, None | Some(".")) => '.',
+            (false, Some(other)) => {
+                return Err(field_err(
+                    ".zarray.dimension_separator",
+                    format!("{other:?}: expected . or /"),
+                ))
+            }
+        };
+        Self::from_zarray(&meta, ZarrStorage::Directory { path, separator })
+    }
+
+    /// Parses zarr v2 array metadata (`.zarray`) for chunks in `storage`.
+    pub fn from_zarray(meta: &Node, storage: ZarrStorage) -> Result<ZarrArray> {
         let zarray = |name: &str| meta.get(name);
         let f = |name: &str| format!(".zarray.{name}");
         if zarray("zarr_format").and_then(Node::as_i64) != Some(2) {
@@ -141,6 +192,7 @@ impl ZarrArray {
             Some("F") => true,
             _ => return Err(field_err(f("order"), "expected C or F")),
         };
+        check_filters(zarray("filters"))?;
         Ok(ZarrArray {
             shape,
             chunks,
@@ -149,9 +201,16 @@ impl ZarrArray {
             fortran,
             compressor: parse_compressor(zarray("compressor"))?,
             fill_value: zarray("fill_value").filter(|n| !n.is_null()).cloned(),
-            chunk_block_map,
+            storage,
         })
-        .and_then(|z| check_filters(zarray("filters")).map(|()| z))
+    }
+
+    /// The block holding the chunk map, for chunks stored in blocks.
+    pub fn chunk_block_map(&self) -> Option<i64> {
+        match self.storage {
+            ZarrStorage::Blocks { chunk_block_map } => Some(chunk_block_map),
+            ZarrStorage::Directory { .. } => None,
+        }
     }
 
     /// Chunks per dimension.
@@ -169,13 +228,19 @@ impl ZarrArray {
         let grid = self.grid();
         let count = crate::datatype::checked_product(&grid)
             .ok_or_else(|| field_err("chunk_block_map", "the chunk grid overflows"))?;
-        let bytes = store.block(self.chunk_block_map)?;
+        let Some(chunk_block_map) = self.chunk_block_map() else {
+            return Err(field_err(
+                "store",
+                "the chunks are files of a zarr store, not blocks",
+            ));
+        };
+        let bytes = store.block(chunk_block_map)?;
         if Some(bytes.len()) != count.checked_mul(4) {
             return Err(field_err(
                 "chunk_block_map",
                 format!(
-                    "block {} holds {} bytes, the {grid:?} chunk grid needs {count} int32s",
-                    self.chunk_block_map,
+                    "block {chunk_block_map} holds {} bytes, the {grid:?} chunk grid needs \
+                     {count} int32s",
                     bytes.len()
                 ),
             ));
@@ -210,7 +275,10 @@ impl ZarrArray {
             )));
         }
         let touched = Touched::new(&self.chunks, &map.grid, region);
-        let mut out = vec![self.chunk_block_map];
+        let Some(map_block) = self.chunk_block_map() else {
+            return Ok(Vec::new());
+        };
+        let mut out = vec![map_block];
         for k in 0..touched.count {
             let block = map.blocks[touched.at(k).1];
             if block != MISSING {
@@ -268,8 +336,16 @@ impl ZarrArray {
             .and_then(|n| (n as u64).checked_mul(self.scalar.size() as u64));
         check_limit("one zarr chunk", chunk_bytes, 0, limits)?;
         let fill = self.fill::<T>()?;
-        let map = self.chunk_map(store)?;
-        let touched = Touched::new(&self.chunks, &map.grid, region);
+        let map = match self.storage {
+            ZarrStorage::Blocks { .. } => Some(self.chunk_map(store)?),
+            ZarrStorage::Directory { .. } => None,
+        };
+        let grid = self.grid();
+        let touched = Touched::new(
+            &self.chunks,
+            map.as_ref().map_or(&grid, |m| &m.grid),
+            region,
+        );
         let piece = |k: usize| -> Piece {
             let (at, _) = touched.at(k);
             let start: Vec<usize> = at.iter().zip(&self.chunks).map(|(&i, &c)| i * c).collect();
@@ -282,31 +358,47 @@ impl ZarrArray {
         };
         assemble(region, &out_shape, touched.count, piece, |k| {
             let (at, index) = touched.at(k);
-            self.chunk::<T>(store, &at, map.blocks[index], fill)
+            let block = map.as_ref().map(|m| m.blocks[index]);
+            self.chunk::<T>(store, &at, block, fill)
         })
     }
 
-    /// Chunk `at` (stored in `block`), decoded to its full (padded) shape: `fill` when never
-    /// written.
+    /// Chunk `at` (stored in block `block` of the chunk map, or as a file of the zarr store when
+    /// `None`), decoded to its full (padded) shape: `fill` when never written.
     fn chunk<T: Element>(
         &self,
         store: &(impl BlockStore + ?Sized),
         at: &[usize],
-        block: i32,
+        block: Option<i32>,
         fill: T,
     ) -> Result<Decoded<T>> {
         let shape = IxDyn(&self.chunks).set_f(self.fortran);
-        if block == MISSING {
-            return Ok(Decoded::Fill(fill));
-        }
+        let (stored, place) = match (&self.storage, block) {
+            (_, Some(MISSING)) => return Ok(Decoded::Fill(fill)),
+            (_, Some(b)) => (store.block(i64::from(b)), format!("block {b}")),
+            (ZarrStorage::Directory { path, separator }, None) => {
+                let key: Vec<String> = at.iter().map(usize::to_string).collect();
+                let key = key.join(&separator.to_string());
+                match store.zarr_file(path, &key) {
+                    Ok(None) => return Ok(Decoded::Fill(fill)),
+                    got => (
+                        got.map(|b| Cow::Owned(b.unwrap_or_default())),
+                        format!("{path}/{key}"),
+                    ),
+                }
+            }
+            (ZarrStorage::Blocks { .. }, None) => {
+                return Err(NdError::Usage(
+                    "a chunk in blocks without a chunk map".into(),
+                ))
+            }
+        };
         let err = |message: String| NdError::ZarrChunk {
             chunk: at.to_vec(),
-            block: i64::from(block),
+            place: place.clone(),
             message,
         };
-        let stored = store
-            .block(i64::from(block))
-            .map_err(|e| err(e.to_string()))?;
+        let stored = stored.map_err(|e| err(e.to_string()))?;
         let layout = Layout::contiguous(self.chunks.clone(), self.scalar.size())?;
         let nbytes = layout.count * layout.itemsize;
         let decoded;
@@ -370,6 +462,51 @@ impl ZarrArray {
     ) -> Result<AnyArray> {
         with_scalar!(self.scalar, T => Ok(AnyArray::from(self.array_with::<T>(store, limits)?)))
     }
+}
+
+/// The directory of an asdf-zarr node's external chunk store, and whether its keys nest
+/// (`NestedDirectoryStore`). Stores that are not directories on the local file system are
+/// refused with their type.
+fn external_store(node: &Node) -> Result<(String, bool)> {
+    let store = node
+        .get("store")
+        .ok_or_else(|| field_err("store", "neither .zarray nor store: not an asdf-zarr node"))?;
+    let kind = store
+        .get("type_string")
+        .and_then(Node::as_str)
+        .unwrap_or("?");
+    let local_fs = || {
+        let protocol = store.get("fs").and_then(Node::as_str).map(fs_protocol);
+        matches!(protocol, Some(Some(p)) if p == "file" || p == "local")
+    };
+    let nested = match kind {
+        "DirectoryStore" => false,
+        "NestedDirectoryStore" => true,
+        "FSStore" if local_fs() => false,
+        other => {
+            return Err(field_err(
+                "store",
+                format!(
+                    "chunks in a zarr {other} are not read (only DirectoryStore, \
+                     NestedDirectoryStore and FSStore on local files)"
+                ),
+            ))
+        }
+    };
+    let path = store
+        .get("path")
+        .and_then(Node::as_str)
+        .ok_or_else(|| field_err("store.path", "expected the store's directory"))?;
+    Ok((path.to_string(), nested))
+}
+
+/// The `protocol` of an fsspec file system's JSON (a string or the first of a list).
+fn fs_protocol(json: &str) -> Option<String> {
+    let fs = asdf_yaml::parse_str(json).ok()?;
+    let p = fs.get("protocol")?;
+    p.as_str()
+        .or_else(|| p.as_seq()?.first()?.as_str())
+        .map(str::to_string)
 }
 
 /// A complex `fill_value` as zarr writes it, `[real, imaginary]`, when `T` is complex.
@@ -560,7 +697,7 @@ mod tests {
         let (z, store) = file("[4]", "[2]", vec![ints(&[-1, 9])], "");
         let e = z.array::<i32>(&store).unwrap_err();
         assert!(
-            matches!(&e, NdError::ZarrChunk { chunk, block: 9, .. } if chunk == &[1]),
+            matches!(&e, NdError::ZarrChunk { chunk, place, .. } if chunk == &[1] && place == "block 9"),
             "{e}"
         );
     }
@@ -598,10 +735,16 @@ mod tests {
                 .to_string();
             assert!(e.contains(what), "{extra}: {e}");
         }
+        let node = asdf_yaml::parse_str("{store: {type_string: KVStore, map: {}}}").unwrap();
+        let e = ZarrArray::from_node(&node).unwrap_err().to_string();
+        assert!(e.contains("KVStore"), "{e}");
         let node =
             asdf_yaml::parse_str("{store: {type_string: DirectoryStore, path: /x}}").unwrap();
         let e = ZarrArray::from_node(&node).unwrap_err().to_string();
-        assert!(e.contains("DirectoryStore"), "{e}");
+        assert!(e.contains("ZarrArray::open"), "{e}");
+        // Outside a file, a store resolves nothing.
+        let e = ZarrArray::open(&node, &crate::NoBlocks).unwrap_err().to_string();
+        assert!(e.contains("/x/.zarray"), "{e}");
     }
 
     #[test]

@@ -255,7 +255,7 @@ pub fn read<'py>(
             }
             scalar
         }
-        Some(ArrayKind::Chunked) | Some(ArrayKind::Zarr) => region_scalar(node, pointer)?,
+        Some(ArrayKind::Chunked) | Some(ArrayKind::Zarr) => region_scalar(node, pointer, &file)?,
         None => None,
     };
     if let Some(s) = scalar {
@@ -271,10 +271,14 @@ pub fn read<'py>(
 
 /// The element type of the chunked or zarr array `node` (at `pointer`), `None` for records
 /// or strings.
-fn region_scalar(node: &asdf::yaml::Node, pointer: &str) -> PyResult<Option<ScalarType>> {
+fn region_scalar(
+    node: &asdf::yaml::Node,
+    pointer: &str,
+    file: &AsdfFile,
+) -> PyResult<Option<ScalarType>> {
     Ok(match array_kind(node) {
         Some(ArrayKind::Zarr) => Some(
-            ZarrArray::from_node(node)
+            ZarrArray::open(node, file)
                 .map_err(|e| nd_err(pointer, e))?
                 .scalar,
         ),
@@ -296,7 +300,7 @@ pub fn read_region<'py>(
     let node = file
         .pointer(pointer)
         .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
-    let scalar = region_scalar(node, pointer)?.ok_or_else(|| {
+    let scalar = region_scalar(node, pointer, file)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
             "array at {pointer:?}: region reads need a numeric datatype"
         ))

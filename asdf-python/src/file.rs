@@ -147,7 +147,7 @@ impl NativeFile {
                 info.set_item("compressed", true)?;
             }
             Some(ArrayKind::Zarr) => {
-                let z = ZarrArray::from_node(node).map_err(|e| nd_err(pointer, e))?;
+                let z = ZarrArray::open(node, &*file).map_err(|e| nd_err(pointer, e))?;
                 info.set_item("kind", "chunked")?;
                 info.set_item("shape", z.shape.clone())?;
                 let dt = asdf::ndarray::Datatype::Scalar(z.scalar);

@@ -132,6 +132,59 @@ pub(crate) fn external_block(
     Ok(data.into_owned())
 }
 
+/// The file `key` (a chunk key or `.zarray`) of the zarr directory store `store` named by the
+/// file at `base`, under `options`' policy on external files (the store's directory is located
+/// as an external file is; under `SameDirAndBelow` each chunk file is checked again, links
+/// included). `None` when the store has no such file: a chunk never written.
+pub(crate) fn zarr_store_file(
+    base: Option<&std::path::Path>,
+    store: &str,
+    key: &str,
+    options: &crate::OpenOptions,
+) -> Result<Option<Vec<u8>>> {
+    let err = |reason: String| AsdfError::External {
+        uri: format!("{store}/{key}"),
+        reason,
+    };
+    let plain_key = key == ".zarray"
+        || (!key.contains("..")
+            && !key.starts_with('/')
+            && key
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == '/'));
+    if !plain_key {
+        return Err(err("not a zarr chunk key".into()));
+    }
+    let base = base.ok_or_else(|| {
+        err("the file was not opened from a path, so its zarr store has no base".into())
+    })?;
+    let dir = crate::external::locate(store, base, base, options.external_files)?;
+    let candidate = dir.join(key);
+    if !candidate.is_file() {
+        return Ok(None);
+    }
+    let path = match options.external_files {
+        crate::ExternalFiles::SameDirAndBelow => {
+            let text = candidate.to_string_lossy().into_owned();
+            crate::external::locate(&text, base, base, options.external_files)?
+        }
+        _ => candidate,
+    };
+    let limit = options.blocks.limits.max_decoded_block_size;
+    let len = std::fs::metadata(&path)
+        .map_err(|e| err(format!("cannot read it: {e}")))?
+        .len();
+    if len > limit {
+        return Err(err(format!(
+            "{len} bytes exceed the ceiling of {limit} bytes per block \
+             (OpenOptions::blocks.limits.max_decoded_block_size)"
+        )));
+    }
+    std::fs::read(&path)
+        .map(Some)
+        .map_err(|e| err(format!("cannot read it: {e}")))
+}
+
 impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
         self.decoded.charge_nd(self.blocks().info(source)?)?;
@@ -173,6 +226,11 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
         }
         self.decoded.charge_nd(info)?;
         Ok(self.blocks().data_range(source, range)?)
+    }
+
+    fn zarr_file(&self, store: &str, key: &str) -> asdf_ndarray::Result<Option<Vec<u8>>> {
+        zarr_store_file(self.absolute_path(), store, key, &self.options)
+            .map_err(|e| NdError::Usage(e.to_string()))
     }
 
     fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
@@ -303,11 +361,16 @@ pub(crate) enum Parsed {
     Zarr(ZarrArray),
 }
 
-/// Parses the array `node` (at `pointer`) by its kind.
-pub(crate) fn parse_array(node: &Node, pointer: &str) -> Result<Parsed> {
+/// Parses the array `node` (at `pointer`) by its kind (an asdf-zarr array in an external store
+/// reads the store's `.zarray` through `store`).
+pub(crate) fn parse_array(
+    node: &Node,
+    pointer: &str,
+    store: &(impl BlockStore + ?Sized),
+) -> Result<Parsed> {
     match array_kind(node) {
         Some(ArrayKind::Chunked) => ChunkedArray::from_node(node).map(Parsed::Chunked),
-        Some(ArrayKind::Zarr) => ZarrArray::from_node(node).map(Parsed::Zarr),
+        Some(ArrayKind::Zarr) => ZarrArray::open(node, store).map(Parsed::Zarr),
         _ => return meta_of(pointer, node).map(Parsed::Nd),
     }
     .map_err(|e| arr(pointer, e))
@@ -320,7 +383,7 @@ pub(crate) fn array_in<T: Element>(
     store: &(impl BlockStore + Sync),
     limits: &ReadLimits,
 ) -> Result<ArrayD<T>> {
-    match parse_array(node, pointer)? {
+    match parse_array(node, pointer, store)? {
         Parsed::Nd(meta) => meta.array_with::<T>(store, limits),
         Parsed::Chunked(c) => c.array_with::<T>(store, limits),
         Parsed::Zarr(z) => z.array_with::<T>(store, limits),
@@ -335,7 +398,7 @@ pub(crate) fn read_in(
     store: &(impl BlockStore + Sync),
     limits: &ReadLimits,
 ) -> Result<AnyArray> {
-    match parse_array(node, pointer)? {
+    match parse_array(node, pointer, store)? {
         Parsed::Nd(meta) => meta.read_with(store, limits),
         Parsed::Chunked(c) => c.read_with(store, limits),
         Parsed::Zarr(z) => z.read_with(store, limits),
@@ -352,7 +415,7 @@ pub(crate) fn region_in<T: Element>(
     limits: &ReadLimits,
     region: &[std::ops::Range<usize>],
 ) -> Result<ArrayD<T>> {
-    let part = match parse_array(node, pointer)? {
+    let part = match parse_array(node, pointer, store)? {
         Parsed::Nd(meta) => meta.region_with::<T>(store, region, limits),
         Parsed::Chunked(c) => c.region_with::<T>(store, region, limits),
         Parsed::Zarr(z) => z.region_with::<T>(store, region, limits),

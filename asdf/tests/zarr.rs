@@ -246,8 +246,9 @@ fn remote_regions_read_only_the_chunks_they_touch() {
     let blocks = f.blocks().unwrap();
     let chunk = map.blocks[map.grid[1]] as usize;
     let size = |i: usize| blocks[i].end() - blocks[i].offset;
+    let map_block = z.chunk_block_map().unwrap() as usize;
     // (Parts the opening reads already hold are not requested again.)
-    assert!(after.bytes - before.bytes <= size(z.chunk_block_map as usize) + size(chunk));
+    assert!(after.bytes - before.bytes <= size(map_block) + size(chunk));
     // The map is kept: another chunk is one request at most (none when the opening reads
     // hold it). A never-written chunk is none.
     f.read_region::<f32>("/arrays/f4_zlib", &[35..41, 20..25])
@@ -265,4 +266,76 @@ fn remote_regions_read_only_the_chunks_they_touch() {
         |p| f.pointer(p).and_then(asdf::array_kind),
         |p| f.read(p),
     );
+}
+
+/// Writes `ext.asdf` into `argv[1]` with three asdf-zarr arrays whose chunks are in external
+/// stores beside it (a DirectoryStore with a never-written chunk, a NestedDirectoryStore, an
+/// FSStore on local files), and dumps each as [`WRITE`] does.
+const EXTERNAL: &str = r#"
+import sys, warnings, numpy as np, zarr, numcodecs, asdf
+warnings.simplefilter("ignore", FutureWarning)
+d = sys.argv[1]
+z1 = zarr.open(d + '/store.zarr', mode='w', shape=(20, 13), chunks=(6, 5), dtype='<i4',
+               compressor=numcodecs.Zlib(), fill_value=-1, write_empty_chunks=False)
+z1[:] = np.arange(20 * 13, dtype='<i4').reshape(20, 13)
+z1[0:6, 0:5] = -1                      # all fill: its chunk file is removed
+z2 = zarr.create(shape=(9, 4), chunks=(4, 4), dtype='>f8', compressor=None,
+                 store=zarr.storage.NestedDirectoryStore(d + '/nested.zarr'))
+z2[:] = np.linspace(0, 1, 36).reshape(9, 4)
+z3 = zarr.create(shape=(5,), chunks=(2,), dtype='u2', store=zarr.storage.FSStore(d + '/fs.zarr'))
+z3[:] = [1, 2, 3, 4, 5]
+cases = {'dir': z1, 'nested': z2, 'fs': z3}
+asdf.AsdfFile({'arrays': cases}).write_to(d + '/ext.asdf')
+for name, z in cases.items():
+    a = z[...]
+    np.ascontiguousarray(a.astype(a.dtype.newbyteorder('<'))).tofile(d + '/' + name + '.bin')
+    print(name, a.dtype.name, ','.join(map(str, a.shape)))
+"#;
+
+/// Chunks in external zarr stores read under the policy on external files: anywhere by
+/// default, only in the file's directory or below when untrusted.
+#[test]
+fn external_zarr_stores_read_within_the_external_file_policy() {
+    let python = require_python!();
+    let dir = TempDir::new("zarr-external");
+    let cases = cases(&run_python(
+        &python,
+        EXTERNAL,
+        &[dir.path().to_str().unwrap()],
+    ));
+    assert_eq!(cases.len(), 3);
+    let path = dir.join("ext.asdf");
+    check_file(&AsdfFile::open(&path).unwrap(), &cases, dir.path());
+    let untrusted = asdf::OpenOptions::untrusted();
+    let f = AsdfFile::open_with(&path, &untrusted).unwrap();
+    check_file(&f, &cases, dir.path());
+    let part = f.read_region::<i32>("/arrays/dir", &[4..9, 3..7]).unwrap();
+    let whole = f.array::<i32>("/arrays/dir").unwrap();
+    assert_eq!(
+        part,
+        whole.slice(ndarray::s![4..9, 3..7]).to_owned().into_dyn()
+    );
+    assert_eq!(whole[[0, 0]], -1);
+
+    // The same file one directory down: its stores are outside it.
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let moved = sub.join("ext.asdf");
+    std::fs::copy(&path, &moved).unwrap();
+    let e = AsdfFile::open_with(&moved, &untrusted)
+        .unwrap()
+        .read("/arrays/dir")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("store.zarr") && e.contains("outside"), "{e}");
+    check_file(&AsdfFile::open(&moved).unwrap(), &cases, dir.path());
+
+    // A damaged chunk file is an error naming it.
+    std::fs::write(dir.join("store.zarr/1.1"), b"not zlib").unwrap();
+    let e = AsdfFile::open(&path)
+        .unwrap()
+        .read("/arrays/dir")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("store.zarr/1.1") && e.contains("zlib"), "{e}");
 }

@@ -164,6 +164,16 @@ pub fn describe_array(file: &dyn Summary, node: &Node) -> (String, serde_json::V
                 json!({"error": e.to_string()}),
             ),
         },
+        Some(ArrayKind::Zarr) if node.get(".zarray").is_none() => {
+            let store = node.get("store");
+            let field = |k: &str| store.and_then(|s| s.get(k)).and_then(Node::as_str);
+            let (kind, path) = (
+                field("type_string").unwrap_or("?"),
+                field("path").unwrap_or("?"),
+            );
+            let text = format!("zarr (chunks in an external {kind} at {path})");
+            (text, json!({"kind": "zarr", "store": kind, "path": path}))
+        }
         Some(ArrayKind::Zarr) => match ZarrArray::from_node(node) {
             Ok(z) => {
                 let codec = z.compressor.as_deref().unwrap_or("uncompressed");

@@ -74,7 +74,7 @@ fn write_options(file: &AsdfFile) -> WriteOptions {
 pub fn read_node(file: &AsdfFile, pointer: &str, node: &Node) -> Result<AnyArray> {
     let res = match asdf::array_kind(node) {
         Some(ArrayKind::Chunked) => ChunkedArray::from_node(node).and_then(|c| c.read(file)),
-        Some(ArrayKind::Zarr) => ZarrArray::from_node(node).and_then(|z| z.read(file)),
+        Some(ArrayKind::Zarr) => ZarrArray::open(node, file).and_then(|z| z.read(file)),
         _ => NdArrayMeta::from_node(node).and_then(|m| m.read(file)),
     };
     res.map_err(|e| CliError::Invalid(format!("array at {pointer:?}: {e}")))

@@ -87,7 +87,7 @@ fn check_read(file: &AsdfFile, kind: ArrayKind, node: &Node, limits: &ReadLimits
         ArrayKind::Chunked => ChunkedArray::from_node(node)
             .and_then(|c| c.read_with(file, limits))
             .map(|a| (a, None)),
-        ArrayKind::Zarr => ZarrArray::from_node(node)
+        ArrayKind::Zarr => ZarrArray::open(node, file)
             .and_then(|z| z.read_with(file, limits))
             .map(|a| (a, None)),
         ArrayKind::NdArray => {

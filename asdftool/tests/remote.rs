@@ -208,3 +208,25 @@ fn a_rawarray_url_reads_its_header_then_its_data() {
     // Two opening requests, then the data (2.4 MB, under one request's bound): three.
     assert_eq!(log.len(), 3, "{log:?}");
 }
+
+/// An `.awkd` archive through `RemoteReader`: the central directory from the opening reads,
+/// then only the entries an array needs.
+#[test]
+fn an_awkd_url_reads_its_entries_by_range() {
+    let server = RangeServer::start();
+    let path = asdf_testkit::corpus_dir().join("awkward0/table.awkd");
+    server.put(
+        "/t.awkd",
+        Body::Memory(Arc::new(std::fs::read(&path).unwrap())),
+    );
+    let reader =
+        asdf::remote::RemoteReader::open(&server.url("/t.awkd"), &Default::default()).unwrap();
+    let options = asdf_awkward::ReadOptions::default();
+    let remote = asdf_awkward::AwkdFile::from_reader(reader, "t.awkd", options.clone()).unwrap();
+    let local = asdf_awkward::AwkdFile::open(&path).unwrap();
+    assert_eq!(remote.array_names(), local.array_names());
+    for name in local.array_names() {
+        let (a, b) = (remote.read(&name).unwrap(), local.read(&name).unwrap());
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+    }
+}

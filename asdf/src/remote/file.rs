@@ -541,7 +541,13 @@ impl RemoteFile {
         region: Option<&[Range<usize>]>,
     ) -> Result<Fetched<'_>> {
         let z = ZarrArray::from_node(node).map_err(|e| arr(pointer, e))?;
-        let first = self.fetch_blocks(&[z.chunk_block_map]).await?;
+        let Some(map_block) = z.chunk_block_map() else {
+            return Err(AsdfError::External {
+                uri: pointer.to_string(),
+                reason: "external zarr stores of remote files are not read".into(),
+            });
+        };
+        let first = self.fetch_blocks(&[map_block]).await?;
         let map = z.chunk_map(&first).map_err(|e| arr(pointer, e))?;
         let blocks = z.blocks_for(&map, region).map_err(|e| arr(pointer, e))?;
         let mut fetched = self.fetch_blocks(&blocks[1..]).await?;

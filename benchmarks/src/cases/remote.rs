@@ -1,7 +1,8 @@
 //! Case 7 (issue 18): files on S3. An S3-compatible server (`moto_server` from the interop venv)
 //! on loopback behind a counting proxy, so requests and bytes are counted the same way for
 //! every client; ours (`RemoteFile`) against Python asdf 6.0.0 over `s3fs`, on the same
-//! objects: (a) `info`, (b) one array out of 100, (c) a 1/16 region of a 1 GiB array, (d) a
+//! objects: (a) `info`, (b) one array out of 100, (c) a 1/16 region of a 1 GiB array (plain, and
+//! as an asdf-zarr array both sides read chunk by chunk), (d) a
 //! whole 1 GiB compressed array. Each operation starts from nothing (a new file, a new
 //! `S3FileSystem`): traffic is that of one run, time the best of several.
 
@@ -18,7 +19,8 @@ use crate::measure::{best, BenchError, Result, Row};
 const PY: &str = r#"
 import asdf, numpy as np, s3fs
 endpoint, op, mode, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-keys = {"info": "gib.asdf", "one": "many.asdf", "region": "gib.asdf", "whole": "zstd.asdf"}
+keys = {"info": "gib.asdf", "one": "many.asdf", "region": "gib.asdf", "whole": "zstd.asdf",
+        "zarr": "zarr.asdf"}
 def run():
     fs = s3fs.S3FileSystem(endpoint_url=endpoint, key="testing", secret="testing",
                            client_kwargs={"region_name": "us-east-1"}, skip_instance_cache=True)
@@ -28,7 +30,7 @@ def run():
                 return float(len(af.tree))
             if op == "one":
                 return float(np.asarray(af.tree["a57"]).sum())
-            if op == "region":
+            if op in ("region", "zarr"):
                 return float(np.asarray(af.tree["data"][:q, :q], dtype=np.float64).sum())
             return float(np.asarray(af.tree["data"], dtype=np.float64).sum())
 if mode == "count":
@@ -37,6 +39,34 @@ else:
     t, s = best(run)
     out("time", t)
 "#;
+
+/// Writes `zarr.asdf` (into the directory `argv[2]`) with asdf-zarr: the array of the ASDF file
+/// `argv[1]` as a zarr array of 16 × 16 zstd chunks, each chunk an ASDF block.
+const MAKE_ZARR: &str = r#"
+import asdf, zarr, numcodecs
+with asdf.open(sys.argv[1], lazy_load=False, memmap=False) as src:
+    a = src.tree["data"]
+    n = a.shape[0]
+    z = zarr.array(a, chunks=(n // 16, n // 16), compressor=numcodecs.Zstd(level=3))
+asdf.AsdfFile({"data": z}).write_to(sys.argv[2] + "/zarr.asdf")
+out("n", float(n))
+"#;
+
+/// The asdf-zarr copy of `gib.asdf` Python writes (asdf-zarr 0.0.4), or `None` without it.
+fn zarr_object(ctx: &Ctx, gib: &[u8]) -> Result<Option<Vec<u8>>> {
+    let src = ctx.dir.join("gib-for-zarr.asdf");
+    std::fs::write(&src, gib).map_err(|e| BenchError::io(&src, e))?;
+    let args = [src.display().to_string(), ctx.dir.display().to_string()];
+    let made = ctx.py.run(MAKE_ZARR, &args)?;
+    let _ = std::fs::remove_file(&src);
+    if made.is_none() {
+        return Ok(None);
+    }
+    let path = ctx.dir.join("zarr.asdf");
+    let bytes = std::fs::read(&path).map_err(|e| BenchError::io(&path, e))?;
+    let _ = std::fs::remove_file(&path);
+    Ok(Some(bytes))
+}
 
 /// The objects of the case, by key: sizes scaled from 1 GiB arrays and 100 arrays of 1 MiB.
 struct Objects {
@@ -110,6 +140,7 @@ fn ours(op: &str, endpoint: &str, q: usize) -> Result<f64> {
     let key = match op {
         "info" | "region" => "gib.asdf",
         "chunked" => "chunked.asdf",
+        "zarr" => "zarr.asdf",
         "one" => "many.asdf",
         _ => "zstd.asdf",
     };
@@ -122,7 +153,7 @@ fn ours(op: &str, endpoint: &str, q: usize) -> Result<f64> {
             (f.tree().as_map().map_or(0, |m| m.len()) + blocks) as f64
         }
         "one" => f.array::<f64>("/a57").map_err(BenchError::ours)?.sum(),
-        "region" | "chunked" => sum(f
+        "region" | "chunked" | "zarr" => sum(f
             .read_region::<f32>("/data", &[0..q, 0..q])
             .map_err(BenchError::ours)?),
         _ => sum(f.array::<f32>("/data").map_err(BenchError::ours)?),
@@ -197,7 +228,11 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         eprintln!("   no Python: no S3 server, case skipped");
         return Ok(Vec::new());
     };
-    let objects = objects(ctx.scale)?;
+    let mut objects = objects(ctx.scale)?;
+    let gib = objects.files.iter().find(|(k, _)| k == "gib.asdf").map(|(_, b)| b);
+    if let Some(z) = zarr_object(ctx, gib.map_or(&[][..], |b| &b[..]))? {
+        objects.files.push(("zarr.asdf".to_string(), z));
+    }
     let moto = MotoServer::start(python);
     moto.fill("bench", &objects.files);
     let total: Vec<(String, u64)> = objects
@@ -224,10 +259,19 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             "(c) 1/16 region of a chunked zstd array (Python: of the uncompressed one)",
             size("chunked.asdf"),
         ),
+        (
+            "zarr",
+            "zarr",
+            "(c) 1/16 region of an asdf-zarr array (16 × 16 zstd chunks)",
+            size("zarr.asdf"),
+        ),
         ("whole", "whole", "(d) whole zstd array", size("zstd.asdf")),
     ];
     let mut rows = Vec::new();
     for (op, py_op, label, file) in cases {
+        if file == 0 {
+            continue; // the asdf-zarr object needs Python's asdf-zarr
+        }
         let (o, got) = measure_ours(&proxy, op, q)?;
         let p = measure_python(ctx, &proxy, py_op, q)?;
         if let Some((_, want)) = &p {
