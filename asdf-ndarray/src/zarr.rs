@@ -743,7 +743,9 @@ mod tests {
         let e = ZarrArray::from_node(&node).unwrap_err().to_string();
         assert!(e.contains("ZarrArray::open"), "{e}");
         // Outside a file, a store resolves nothing.
-        let e = ZarrArray::open(&node, &crate::NoBlocks).unwrap_err().to_string();
+        let e = ZarrArray::open(&node, &crate::NoBlocks)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/x/.zarray"), "{e}");
     }
 

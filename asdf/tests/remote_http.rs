@@ -222,7 +222,12 @@ fn a_gib_file_opens_in_two_requests_and_a_window_reads_its_rows() {
     let path = sparse_gib_file(dir.path());
     let server = RangeServer::start();
     server.put("/gib.asdf", Body::File(path.clone()));
-    let f = RemoteFile::open(&server.url("/gib.asdf"), &quick()).unwrap();
+    // The least coalescing gap, whatever the round trip: only the bytes asked for.
+    let least = RemoteOptions {
+        max_coalesce_gap: 16 << 10,
+        ..quick()
+    };
+    let f = RemoteFile::open(&server.url("/gib.asdf"), &least).unwrap();
     let t = f.traffic();
     assert!(t.requests <= 2 && t.bytes <= 1 << 20, "{t:?}");
     assert_eq!(f.block_count(), 1);
@@ -244,6 +249,21 @@ fn a_gib_file_opens_in_two_requests_and_a_window_reads_its_rows() {
     assert!(read.requests - t.requests <= 40, "{read:?}");
     assert_eq!(read.bytes - t.bytes, 40 * 30 * 4);
     assert!(f.layout().unwrap().index_used);
+    // With a gap wider than a row, the rows come in one round of requests, reading at most
+    // the 40 rows they lie in.
+    let wide = RemoteOptions {
+        coalesce_gap: 128 << 10,
+        ..quick()
+    };
+    let h = RemoteFile::open(&server.url("/gib.asdf"), &wide).unwrap();
+    let t = h.traffic();
+    let again = h
+        .read_region::<f32>("/data", &[1995..2035, 3010..3040])
+        .unwrap();
+    assert_eq!(again, w);
+    let read = h.traffic();
+    assert!(read.requests - t.requests <= 8, "{read:?}");
+    assert!(read.bytes - t.bytes <= 40 * 16384 * 4, "{read:?}");
     // A block larger than the block ceiling is refused before anything is requested.
     let mut small = quick();
     small.open.blocks.limits.max_decoded_block_size = 1 << 20;

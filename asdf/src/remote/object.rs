@@ -71,10 +71,12 @@ impl RemoteObject {
             concurrency: options.concurrency.max(1),
         };
         let n = options.first_read.max(64);
+        let started = std::time::Instant::now();
         let (head, tail) = futures::try_join!(
             object.request(GetRange::Bounded(0..n), None),
             object.request(GetRange::Suffix(n), None),
         )?;
+        object.gap = round_trip_gap(started.elapsed(), options);
         if head.0.e_tag != tail.0.e_tag {
             return Err(object.changed(None));
         }
@@ -251,6 +253,16 @@ impl RemoteObject {
     }
 }
 
+/// The coalescing gap of a store whose (small) opening requests took `trip`: the bytes one
+/// round trip could have transferred at `options.bandwidth`, between `options.coalesce_gap`
+/// and `options.max_coalesce_gap`. A nearby server keeps the least gap; a distant one, or one
+/// slow to answer each request, reads through holes rather than asking again.
+fn round_trip_gap(trip: std::time::Duration, options: &RemoteOptions) -> u64 {
+    let bytes = trip.as_secs_f64() * options.bandwidth as f64;
+    let low = options.coalesce_gap;
+    (bytes as u64).clamp(low, options.max_coalesce_gap.max(low))
+}
+
 /// The parts of `r` that no piece of `known` holds.
 fn subtract(r: &Range<u64>, known: &[(u64, Bytes)]) -> Vec<Range<u64>> {
     let mut out = vec![r.clone()];
@@ -367,5 +379,22 @@ mod tests {
         assert_eq!(&assemble(&pieces, 11..14).unwrap()[..], b"bcd");
         assert_eq!(&assemble(&pieces, 14..18).unwrap()[..], b"efgh");
         assert!(assemble(&pieces, 18..22).is_err());
+    }
+
+    #[test]
+    fn the_gap_is_a_round_trip_worth_of_bytes_within_its_bounds() {
+        use std::time::Duration;
+        let o = RemoteOptions::default();
+        // Loopback: the least gap.
+        assert_eq!(round_trip_gap(Duration::from_micros(50), &o), 16 << 10);
+        // 5 ms at 100 MB/s: 500 kB.
+        assert_eq!(round_trip_gap(Duration::from_millis(5), &o), 500_000);
+        // A slow store: at most max_coalesce_gap.
+        assert_eq!(round_trip_gap(Duration::from_secs(2), &o), 1 << 20);
+        let fixed = RemoteOptions {
+            max_coalesce_gap: 0,
+            ..o
+        };
+        assert_eq!(round_trip_gap(Duration::from_secs(2), &fixed), 16 << 10);
     }
 }

@@ -52,8 +52,16 @@ pub struct RemoteOptions {
     /// (each request costs a round trip), so no request is larger than 8 × `max_range`.
     pub max_range: u64,
     /// Ranges closer than this are fetched in one request (the bytes between them are read and
-    /// dropped): fewer round trips for a few more bytes.
+    /// dropped): fewer round trips for a few more bytes. The least gap: each file widens it to
+    /// what one round trip costs, the time its opening requests took × [`bandwidth`](Self::bandwidth)
+    /// (as Arrow sizes the holes of its read cache), up to
+    /// [`max_coalesce_gap`](Self::max_coalesce_gap).
     pub coalesce_gap: u64,
+    /// The largest gap a file's measured round trip widens [`coalesce_gap`](Self::coalesce_gap)
+    /// to.
+    pub max_coalesce_gap: u64,
+    /// Bytes per second one request is assumed to transfer, to turn a round trip into bytes.
+    pub bandwidth: u64,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// The longest tree read: a file whose tree is longer is refused before reading it.
@@ -75,6 +83,8 @@ impl Default for RemoteOptions {
             first_read: 64 << 10,
             max_range: 8 << 20,
             coalesce_gap: 16 << 10,
+            max_coalesce_gap: 1 << 20,
+            bandwidth: 100_000_000,
             concurrency: 8,
             max_tree_bytes: 1 << 30,
             config: Vec::new(),
