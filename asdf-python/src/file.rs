@@ -151,7 +151,10 @@ impl NativeFile {
                 info.set_item("kind", "chunked")?;
                 info.set_item("shape", z.shape.clone())?;
                 let dt = asdf::ndarray::Datatype::Scalar(z.scalar);
-                info.set_item("dtype", numpy_dtype(py, &dt, asdf::ndarray::ByteOrder::NATIVE)?)?;
+                info.set_item(
+                    "dtype",
+                    numpy_dtype(py, &dt, asdf::ndarray::ByteOrder::NATIVE)?,
+                )?;
                 info.set_item("masked", false)?;
                 info.set_item("chunks", zarr_chunks(&z)?)?;
                 info.set_item("compressed", true)?;

@@ -229,7 +229,11 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         return Ok(Vec::new());
     };
     let mut objects = objects(ctx.scale)?;
-    let gib = objects.files.iter().find(|(k, _)| k == "gib.asdf").map(|(_, b)| b);
+    let gib = objects
+        .files
+        .iter()
+        .find(|(k, _)| k == "gib.asdf")
+        .map(|(_, b)| b);
     if let Some(z) = zarr_object(ctx, gib.map_or(&[][..], |b| &b[..]))? {
         objects.files.push(("zarr.asdf".to_string(), z));
     }
