@@ -13,10 +13,10 @@ const CORE: &str = "tag:stsci.edu:asdf/core/";
 /// Versions of each core tag the built-in checks know.
 const KNOWN: &[(&str, &[&str])] = &[
     ("asdf", &["1.0.0", "1.1.0"]),
-    ("ndarray", &["1.0.0", "1.1.0"]),
+    ("ndarray", &["1.0.0", "1.1.0", "1.2.0"]),
     ("chunked-ndarray", &["1.0.0"]),
     ("ndarray-chunk", &["1.0.0"]),
-    ("integer", &["1.0.0", "1.1.0"]),
+    ("integer", &["1.0.0", "1.1.0", "1.2.0"]),
     ("complex", &["1.0.0"]),
     ("software", &["1.0.0"]),
     ("history_entry", &["1.0.0"]),
@@ -150,6 +150,9 @@ impl Checker {
             );
             return true;
         }
+        // ndarray-1.2.0 and integer-1.2.0 (the unstable core 1.7.0) only move the datatype
+        // definitions into datatype-1.0.0: the rules of 1.1.0.
+        let version = if version == "1.2.0" { "1.1.0" } else { version };
         match name {
             "asdf" => self.root(n, version, ptr),
             "ndarray" => {
@@ -696,12 +699,13 @@ impl Checker {
         let Some(a) = m.get("ndarray") else { return };
         let ap = push_key(ptr, "ndarray");
         let version = match a.tag().and_then(core_tag) {
+            Some(("ndarray", "1.2.0")) => "1.1.0",
             Some(("ndarray", v)) if v == "1.0.0" || v == "1.1.0" => v,
             _ => {
                 self.v(
                     &ap,
                     "tag",
-                    "a chunk's ndarray must be a core/ndarray-1.0.0/1.1.0",
+                    "a chunk's ndarray must be a core/ndarray-1.0.0/1.1.0/1.2.0",
                 );
                 return;
             }

@@ -240,14 +240,15 @@ fn version_tuple(v: &str) -> Option<(u32, u32, u32)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
-/// Rewrites core tags to the versions of an older ASDF Standard (`1.minor.0`).
+/// Rewrites the versioned core tags to those of ASDF Standard `1.minor.0`: older ones for
+/// older standards, `-1.2.0` for the unstable 1.7.0.
 fn retag(node: &Node, minor: u32) -> Result<Node> {
     crate::rebuild::rebuild(node, &mut |mut n| {
         let Some(name) = n.tag().and_then(|t| t.strip_prefix(TAG)) else {
             return Ok(n);
         };
         let new = match name {
-            "ndarray-1.1.0" if minor < 6 => {
+            "ndarray-1.1.0" | "ndarray-1.2.0" if minor < 6 => {
                 if n.get("datatype").and_then(Node::as_str) == Some("float16") {
                     return Err(AsdfError::InvalidTree(
                         "float16 arrays need ASDF Standard 1.6.0 (ndarray-1.1.0)".into(),
@@ -255,7 +256,7 @@ fn retag(node: &Node, minor: u32) -> Result<Node> {
                 }
                 "ndarray-1.0.0"
             }
-            "integer-1.1.0" if minor < 6 => {
+            "integer-1.1.0" | "integer-1.2.0" if minor < 6 => {
                 if minor < 3 {
                     return Err(AsdfError::InvalidTree(
                         "big integers need ASDF Standard 1.3.0 or later".into(),
@@ -263,6 +264,11 @@ fn retag(node: &Node, minor: u32) -> Result<Node> {
                 }
                 "integer-1.0.0"
             }
+            "ndarray-1.2.0" if minor == 6 => "ndarray-1.1.0",
+            "integer-1.2.0" if minor == 6 => "integer-1.1.0",
+            // The unstable core 1.7.0 (Python asdf with ASDF_UNSTABLE_CORE_SCHEMAS).
+            "ndarray-1.1.0" if minor >= 7 => "ndarray-1.2.0",
+            "integer-1.1.0" if minor >= 7 => "integer-1.2.0",
             _ => return Ok(n),
         };
         n.set_tag(Some(format!("{TAG}{new}")));
@@ -276,10 +282,10 @@ fn retag(node: &Node, minor: u32) -> Result<Node> {
 pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) -> Result<Node> {
     let version = options.standard_version.as_str();
     let (major, minor, _) = version_tuple(version)
-        .filter(|&(ma, mi, _)| ma == 1 && mi <= 6)
+        .filter(|&(ma, mi, _)| ma == 1 && mi <= 7)
         .ok_or_else(|| {
             AsdfError::InvalidTree(format!(
-                "unsupported ASDF Standard version {version:?} (1.0.0 to 1.6.0)"
+                "unsupported ASDF Standard version {version:?} (1.0.0 to 1.7.0)"
             ))
         })?;
     debug_assert_eq!(major, 1);
@@ -347,10 +353,7 @@ pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) 
             out.insert(k, v);
         }
     }
-    let mut root = Node::from(out).with_tag(tag);
-    if minor < 6 {
-        root = retag(&root, minor)?;
-    }
+    let root = retag(&Node::from(out).with_tag(tag), minor)?;
     if options.validate {
         crate::file::check(&root)?;
     }

@@ -284,30 +284,61 @@ impl AsdfFile<Vec<u8>> {
     }
 }
 
+/// The tree of a file whose sections are `sections` (within `bytes`, which hold at least its
+/// header and tree), checked under `options`, and the warnings of reading it: the lenient
+/// reads of the header, the YAML's, unknown tags. A file without a tree, or whose root is an
+/// empty `core/asdf` node (`--- !core/asdf-1.1.0` then `...`), has an empty mapping, as Python
+/// reads it.
+pub(crate) fn parse_tree(
+    bytes: &[u8],
+    sections: &crate::layout::Sections,
+    options: &OpenOptions,
+) -> Result<(Node, Vec<String>)> {
+    let mut warnings = sections.warnings.clone();
+    let tree = match &sections.tree {
+        Some(r) => {
+            let doc = asdf_yaml::parse_document_bytes(&bytes[r.clone()], &options.yaml).map_err(
+                |source| AsdfError::Yaml {
+                    tree_start: r.start,
+                    source,
+                },
+            )?;
+            warnings.extend(doc.warnings.iter().map(|w| format!("tree: {w:?}")));
+            empty_root_as_mapping(doc.root)
+        }
+        None => Node::mapping(std::iter::empty::<(Node, Node)>()),
+    };
+    if options.validate {
+        check(&tree)?;
+    }
+    if !options.ignore_unrecognized_tags {
+        warnings.extend(options.extensions.unknown_tags(&tree));
+    }
+    Ok((tree, warnings))
+}
+
+/// A root tagged `core/asdf-*` with no content (null, or an empty plain scalar) as an empty
+/// mapping with that tag.
+fn empty_root_as_mapping(root: Node) -> Node {
+    let empty = match root.value() {
+        asdf_yaml::Value::Null => true,
+        asdf_yaml::Value::Str(s) => s.is_empty(),
+        _ => false,
+    };
+    match root.tag() {
+        Some(t) if empty && t.starts_with("tag:stsci.edu:asdf/core/asdf-") => {
+            let tag = t.to_string();
+            Node::mapping(std::iter::empty::<(Node, Node)>()).with_tag(tag)
+        }
+        _ => root,
+    }
+}
+
 impl<B: AsRef<[u8]>> AsdfFile<B> {
     /// Reads a whole file held in `bytes` (a buffer, a memory map, ...).
     pub fn from_bytes(bytes: B, options: &OpenOptions) -> Result<Self> {
         let sections = split(bytes.as_ref())?;
-        let mut warnings = Vec::new();
-        let tree = match &sections.tree {
-            Some(range) => {
-                let doc =
-                    asdf_yaml::parse_document_bytes(&bytes.as_ref()[range.clone()], &options.yaml)
-                        .map_err(|source| AsdfError::Yaml {
-                            tree_start: range.start,
-                            source,
-                        })?;
-                warnings.extend(doc.warnings.iter().map(|w| format!("tree: {w:?}")));
-                doc.root
-            }
-            None => Node::mapping(std::iter::empty::<(Node, Node)>()),
-        };
-        if options.validate {
-            check(&tree)?;
-        }
-        if !options.ignore_unrecognized_tags {
-            warnings.extend(options.extensions.unknown_tags(&tree));
-        }
+        let (tree, mut warnings) = parse_tree(bytes.as_ref(), &sections, options)?;
         let blocks = BlockReader::new(bytes, sections.blocks_start as u64, options.blocks.clone())?;
         let decoded = DecodeBudget::new(
             options.max_total_decoded_bytes,

@@ -25,6 +25,8 @@ pub struct Sections {
     pub tree: Option<Range<usize>>,
     /// Where the search for blocks starts (the end of the tree, or of the comments).
     pub blocks_start: usize,
+    /// What was read leniently: blank padding after the header, a pre-1.0 format version.
+    pub warnings: Vec<String>,
 }
 
 fn line_at(bytes: &[u8], pos: usize) -> (&[u8], usize) {
@@ -60,7 +62,14 @@ pub fn split(bytes: &[u8]) -> Result<Sections> {
             found: preview(first),
         })?;
     let format_version = String::from_utf8_lossy(version).trim().to_string();
-    if format_version != "1.0.0" {
+    let mut warnings = Vec::new();
+    if format_version.starts_with("0.") {
+        // Drafts of the format before 1.0.0 (a Go implementation's test data) lay files out
+        // the same way.
+        warnings.push(format!(
+            "file format version {format_version} predates 1.0.0: read as 1.0.0"
+        ));
+    } else if format_version != "1.0.0" {
         return Err(AsdfError::UnsupportedFormatVersion(format_version));
     }
     let mut header = FileHeader {
@@ -77,12 +86,27 @@ pub fn split(bytes: &[u8]) -> Result<Sections> {
         header.comments.push(text);
         pos = next;
     }
+    // Blank lines and spaces before the tree or the first block (libasdf reads them; its
+    // tests write them).
+    let padding = bytes[pos..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        .count();
+    let rest = &bytes[pos + padding..];
+    let next = [&b"%YAML"[..], b"---", &asdf_block::BLOCK_MAGIC];
+    if padding > 0 && (rest.is_empty() || next.iter().any(|m| rest.starts_with(m))) {
+        warnings.push(format!(
+            "{padding} bytes of blank padding after the header, at byte {pos}"
+        ));
+        pos += padding;
+    }
     let rest = &bytes[pos..];
     if rest.is_empty() || rest.starts_with(&asdf_block::BLOCK_MAGIC) {
         return Ok(Sections {
             header,
             tree: None,
             blocks_start: pos,
+            warnings,
         });
     }
     if !(rest.starts_with(b"%YAML") || rest.starts_with(b"---")) {
@@ -96,6 +120,7 @@ pub fn split(bytes: &[u8]) -> Result<Sections> {
         header,
         tree: Some(pos..end),
         blocks_start: end,
+        warnings,
     })
 }
 

@@ -294,3 +294,56 @@ fn aligned_files_give_zero_copy_views() {
         "the view does not point into the map"
     );
 }
+
+/// Issue 17 item 8: the unstable core 1.7.0 (`ndarray-1.2.0`, `integer-1.2.0`), which Python
+/// asdf writes with `ASDF_UNSTABLE_CORE_SCHEMAS`, reads and validates; written back as 1.7.0
+/// it keeps those tags and Python reads the same arrays.
+#[test]
+fn unstable_core_1_7_files_read_and_write_back() {
+    let python = require_python!();
+    let dir = TempDir::new("core-1-7");
+    let script = r#"
+import os, sys, warnings
+os.environ["ASDF_UNSTABLE_CORE_SCHEMAS"] = "1"
+warnings.simplefilter("ignore")
+import asdf, numpy as np
+from asdf.tags.core import IntegerType
+if sys.argv[1] == "write":
+    tree = {"a": np.arange(6, dtype=">i2").reshape(2, 3), "u": np.array(["ab", "c"]),
+            "big": IntegerType(2**70)}
+    asdf.AsdfFile(tree, version="1.7.0").write_to(sys.argv[2])
+else:
+    with asdf.open(sys.argv[2]) as af:
+        print(af["a"].tolist(), af["u"].tolist(), af["big"] == 2**70)
+"#;
+    let src = dir.join("v17.asdf");
+    run_python(&python, script, &["write", src.to_str().unwrap()]);
+    let f = AsdfFile::open(&src).unwrap();
+    assert_eq!(f.standard_version(), "1.7.0");
+    assert!(f.warnings().is_empty(), "{:?}", f.warnings());
+    assert_eq!(
+        f.pointer("/a").and_then(Node::tag),
+        Some("tag:stsci.edu:asdf/core/ndarray-1.2.0")
+    );
+    assert_eq!(
+        f.array::<i16>("/a").unwrap(),
+        ndarray::array![[0i16, 1, 2], [3, 4, 5]].into_dyn()
+    );
+    assert!(asdf_schema::check_builtin(f.tree()).is_empty());
+    let out = dir.join("back.asdf");
+    let options = WriteOptions {
+        standard_version: "1.7.0".into(),
+        ..WriteOptions::default()
+    };
+    f.save_path(&out, &options).unwrap();
+    let text = String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned();
+    assert!(
+        text.contains("ndarray-1.2.0") && !text.contains("ndarray-1.1.0"),
+        "{text}"
+    );
+    let said = run_python(&python, script, &["read", out.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&said).trim(),
+        "[[0, 1, 2], [3, 4, 5]] ['ab', 'c'] True"
+    );
+}

@@ -285,3 +285,40 @@ fn array_limits_from_open_options_bound_expanding_reads() {
     let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
     assert_eq!(f.array::<f64>("/a").unwrap().shape(), &[2000, 2000]);
 }
+
+/// Issue 17 item 6, as libasdf reads them: blank lines and spaces between the header and the
+/// tree (or the first block), a pre-1.0 format version, an empty `core/asdf` root.
+#[test]
+fn lenient_headers_and_an_empty_root_read_with_warnings() {
+    let tree = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: 1\n...\n";
+    for padding in ["\n\n\n    \n", "\n\n   "] {
+        let text = format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n{padding}{tree}");
+        let f = AsdfFile::from_bytes(text.into_bytes(), &Default::default()).unwrap();
+        assert_eq!(f.tree().get("x").and_then(Node::as_i64), Some(1));
+        assert!(
+            f.warnings().iter().any(|w| w.contains("padding")),
+            "{:?}",
+            f.warnings()
+        );
+    }
+    let old = format!("#ASDF 0.1.0\n#ASDF_STANDARD 1.0.0\n{tree}");
+    let f = AsdfFile::from_bytes(old.into_bytes(), &Default::default()).unwrap();
+    assert!(
+        f.warnings().iter().any(|w| w.contains("0.1.0")),
+        "{:?}",
+        f.warnings()
+    );
+    let e = AsdfFile::from_bytes(b"#ASDF 2.0.0\n".to_vec(), &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("2.0.0"), "{e}");
+    // Padding before something that is neither a tree nor a block stays an error.
+    let junk = b"#ASDF 1.0.0\n\n  hello\n".to_vec();
+    assert!(AsdfFile::from_bytes(junk, &Default::default()).is_err());
+    // An empty tagged root is an empty mapping, as Python reads it, and writes back.
+    let empty = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+                 --- !core/asdf-1.1.0 \n...\n";
+    let f = AsdfFile::from_bytes(empty.as_bytes().to_vec(), &Default::default()).unwrap();
+    assert_eq!(f.tree().as_map().map(|m| m.len()), Some(0));
+    let mut out = Vec::new();
+    f.save_to(&mut out, &Default::default()).unwrap();
+    assert!(AsdfFile::from_bytes(out, &Default::default()).is_ok());
+}

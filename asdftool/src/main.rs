@@ -39,6 +39,10 @@ struct Cli {
     /// Trust the inputs: data-sized limits for every verb, external files anywhere.
     #[arg(long, global = true)]
     trusted: bool,
+    /// Read blocks whose checksum does not match (as Python asdf does by default), with a
+    /// warning naming each; without it such a block stops the verb.
+    #[arg(long, global = true)]
+    ignore_checksums: bool,
     #[command(subcommand)]
     command: Verb,
 }
@@ -292,6 +296,9 @@ fn open_options(cli: &Cli) -> (asdftool::input::Trust, asdf::OpenOptions) {
         Trust::Data
     };
     let mut options = trust.options();
+    if cli.ignore_checksums {
+        options.blocks.checksums = asdf::block::ChecksumPolicy::Skip;
+    }
     if !cli.quiet {
         let seen = std::sync::Mutex::new(std::collections::HashSet::new());
         options.external_observer = Some(asdf::ExternalObserver::new(move |p| {
@@ -339,6 +346,7 @@ fn clean_up_on_signals(cli: &Cli) -> Result<()> {
 fn run(cli: Cli) -> Result<bool> {
     let (trust, options) = open_options(&cli);
     asdftool::input::set_open_options(trust, options);
+    asdftool::input::set_ignore_checksums(cli.ignore_checksums);
     clean_up_on_signals(&cli)?;
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {

@@ -61,12 +61,42 @@ fn write_options(file: &AsdfFile) -> WriteOptions {
     let v = file.standard_version();
     let ok = matches!(
         v,
-        "1.0.0" | "1.1.0" | "1.2.0" | "1.3.0" | "1.4.0" | "1.5.0" | "1.6.0"
+        "1.0.0" | "1.1.0" | "1.2.0" | "1.3.0" | "1.4.0" | "1.5.0" | "1.6.0" | "1.7.0"
     );
+    // float16 needs ndarray-1.1.0 (ASDF Standard 1.6.0): such a file (asdf-cxx writes them
+    // under older standards) is upgraded rather than refused.
+    let upgrade = ok && v < "1.6.0" && has_float16(file.tree());
+    if upgrade {
+        eprintln!(
+            "asdftool: float16 arrays need ASDF Standard 1.6.0: the copy is written as 1.6.0"
+        );
+    }
     WriteOptions {
-        standard_version: if ok { v.to_string() } else { "1.6.0".into() },
+        standard_version: if ok && !upgrade {
+            v.to_string()
+        } else {
+            "1.6.0".into()
+        },
         ..WriteOptions::default()
     }
+}
+
+/// The tag a rewritten ndarray keeps: its own, but `ndarray-1.1.0` for float16 data stored
+/// under `ndarray-1.0.0` (which has no float16; asdf-cxx writes it so).
+fn float16_tag(tag: &str, a: &AnyArray) -> String {
+    let f16 = a.datatype() == asdf::ndarray::Datatype::Scalar(asdf::ndarray::ScalarType::Float16);
+    match tag.strip_suffix("ndarray-1.0.0") {
+        Some(prefix) if f16 => format!("{prefix}ndarray-1.1.0"),
+        _ => tag.to_string(),
+    }
+}
+
+/// Whether an ndarray of the tree declares `datatype: float16`.
+fn has_float16(tree: &Node) -> bool {
+    asdf::find_array_nodes(tree).iter().any(|(_, kind, node)| {
+        *kind == ArrayKind::NdArray
+            && node.get("datatype").and_then(Node::as_str) == Some("float16")
+    })
 }
 
 /// Reads the array of `node` (an ndarray, chunked ndarray or asdf-zarr array, which are all
@@ -164,7 +194,7 @@ impl Rewriter<'_> {
         keep_inline_byteorder(node, &mut new);
         if let Some(tag) = node.tag() {
             if asdf::array_kind(node) == Some(ArrayKind::NdArray) {
-                new = new.with_tag(tag);
+                new = new.with_tag(float16_tag(tag, &a));
             }
         }
         if let (Some(mask), Some(map)) = (node.get("mask"), new.as_map().cloned()) {

@@ -67,7 +67,7 @@ fn write_options(s: &Salvage<'_>) -> WriteOptions {
     let v = s.header.standard_version.as_str();
     let known = matches!(
         v,
-        "1.0.0" | "1.1.0" | "1.2.0" | "1.3.0" | "1.4.0" | "1.5.0" | "1.6.0"
+        "1.0.0" | "1.1.0" | "1.2.0" | "1.3.0" | "1.4.0" | "1.5.0" | "1.6.0" | "1.7.0"
     );
     WriteOptions {
         standard_version: if known { v.into() } else { "1.6.0".into() },

@@ -839,3 +839,46 @@ fn readme_sample_file_works_with_every_reading_verb() {
         0,
     );
 }
+
+/// Issue 17 item 6: a file with a bad checksum stops the rewriting verbs unless
+/// `--ignore-checksums`, which names the block; an old-standard file holding float16 is
+/// rewritten as ASDF Standard 1.6.0 rather than refused.
+#[test]
+fn rewrites_proceed_on_request_and_upgrade_float16() {
+    let t = TempDir::new("asdftool-lenient");
+    let mut bytes = std::fs::read(reference("basic.asdf")).unwrap();
+    bytes[664 + 54 + 3] ^= 0x40;
+    let bad = t.join("bad.asdf");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = t.join("out.asdf");
+    let o = run(&["defragment", p(&bad), "-o", p(&out)]);
+    assert_ne!(code(&o), 0, "{}", stdout(&o));
+    let o = run(&["--ignore-checksums", "defragment", p(&bad), "-o", p(&out)]);
+    expect(&o, 0);
+    assert!(
+        stderr(&o).contains("block 0") && stderr(&o).contains("--ignore-checksums"),
+        "{}",
+        stderr(&o)
+    );
+    let y = t.join("out.yaml");
+    expect(
+        &run(&["--ignore-checksums", "to-yaml", p(&bad), "--output", p(&y)]),
+        0,
+    );
+
+    // float16 under ASDF Standard 1.5.0 (as asdf-cxx writes it).
+    let f16 = t.join("f16.asdf");
+    std::fs::write(
+        &f16,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+         --- !core/asdf-1.1.0\nh: !core/ndarray-1.0.0 {data: [1.5, 2.5], datatype: float16, \
+         shape: [2]}\n...\n",
+    )
+    .unwrap();
+    let o = run(&["defragment", p(&f16), "-o", p(&out)]);
+    expect(&o, 0);
+    assert!(stderr(&o).contains("1.6.0"), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned();
+    assert!(text.contains("#ASDF_STANDARD 1.6.0"), "{text}");
+    expect(&run(&["diff", p(&f16), p(&out)]), 0);
+}

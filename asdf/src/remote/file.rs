@@ -100,7 +100,7 @@ impl RemoteFile {
         let head = through_tree(&object, handle, ends.head, index.as_deref(), options)?;
         let sections = split(&head).map_err(|e| e.in_file(url))?;
         let (tree, warnings) =
-            parse_tree(&head, sections.tree.clone(), &options.open).map_err(|e| e.in_file(url))?;
+            crate::file::parse_tree(&head, &sections, &options.open).map_err(|e| e.in_file(url))?;
         let start = sections.blocks_start as u64;
         let rest = Bytes::copy_from_slice(head.get(sections.blocks_start..).unwrap_or(&[]));
         let opening = vec![
@@ -186,36 +186,6 @@ fn through_tree(
         joined.extend_from_slice(&more);
         head = Bytes::from(joined);
     }
-}
-
-/// Parses the tree in `bytes[range]` (an empty mapping without one), with the warnings the
-/// local reader would give.
-fn parse_tree(
-    bytes: &[u8],
-    range: Option<Range<usize>>,
-    options: &OpenOptions,
-) -> Result<(Node, Vec<String>)> {
-    let mut warnings = Vec::new();
-    let tree = match range {
-        Some(r) => {
-            let doc = asdf_yaml::parse_document_bytes(&bytes[r.clone()], &options.yaml).map_err(
-                |source| AsdfError::Yaml {
-                    tree_start: r.start,
-                    source,
-                },
-            )?;
-            warnings.extend(doc.warnings.iter().map(|w| format!("tree: {w:?}")));
-            doc.root
-        }
-        None => Node::mapping(std::iter::empty::<(Node, Node)>()),
-    };
-    if options.validate {
-        crate::file::check(&tree)?;
-    }
-    if !options.ignore_unrecognized_tags {
-        warnings.extend(options.extensions.unknown_tags(&tree));
-    }
-    Ok((tree, warnings))
 }
 
 impl RemoteFile {
