@@ -89,6 +89,18 @@ pub fn read_named(path: &Path, name: Option<&str>) -> Result<(String, Layout)> {
     Ok((name, l))
 }
 
+/// Every array of the `.awkd` file at `path`, by name, in name order.
+pub fn read_all(path: &Path) -> Result<Vec<(String, Layout)>> {
+    let f = open(path)?;
+    f.array_names()
+        .into_iter()
+        .map(|name| {
+            let l = f.read(&name).map_err(|e| CliError::invalid(path, e))?;
+            Ok((name, l))
+        })
+        .collect()
+}
+
 /// The array the user named, or the only one there is; a usage error lists the choices.
 fn choose(
     path: &Path,

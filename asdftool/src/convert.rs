@@ -99,34 +99,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                 )
             })
         }
-        (Input::Awkd, Format::Asdf) => {
-            // Rectangular numbers become a plain ndarray at /data; any other layout (jagged,
-            // records, options, unions, strings) is stored as an awkward array in the ASDF file.
-            let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
-            if let Ok(a) = crate::awk::layout_to_array(&l) {
-                write_single(&a, output, Format::Asdf, label, opts, ByteOrder::NATIVE)?;
-                return Ok(format!("wrote {} (array at /data)", output.display()));
-            }
-            let mut w = asdf::AsdfWriter::new();
-            let store = asdf::StoreOptions {
-                compression: label,
-                level: opts.level,
-                ..Default::default()
-            };
-            let node = asdf_awkward::to_asdf(&l, &mut w, &store)
-                .map_err(|e| CliError::invalid(input_path, e))?;
-            w.write_path(
-                output,
-                asdf::yaml::Node::mapping([("data", node)]),
-                &Default::default(),
-            )
-            .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
-            Ok(format!(
-                "wrote {} (awkward array at /data, {})",
-                output.display(),
-                l.class_name()
-            ))
-        }
+        (Input::Awkd, Format::Asdf) => awkd_to_asdf(input_path, output, opts, label),
         (Input::Awkd, fmt) => {
             let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             let a = crate::awk::layout_to_array(&l)?;
@@ -134,6 +107,64 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             Ok(format!("wrote {}", output.display()))
         }
     }
+}
+
+/// An `.awkd` file as ASDF: the array `--name` picks, or the only one, at `/data`; a file of
+/// several arrays without `--name` gives every one, each under its name (the anonymous array
+/// `""` at `/data`). Rectangular numbers become plain ndarrays; any other layout (jagged,
+/// records, options, unions, strings) is stored as an awkward array.
+fn awkd_to_asdf(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    label: Label,
+) -> Result<String> {
+    let arrays = match &opts.name {
+        Some(_) => vec![crate::awk::read_named(input, opts.name.as_deref())?],
+        None => crate::awk::read_all(input)?,
+    };
+    let single = arrays.len() == 1;
+    let mut w = asdf::AsdfWriter::new();
+    let store = asdf::StoreOptions {
+        compression: label,
+        level: opts.level,
+        ..Default::default()
+    };
+    let mut entries = Vec::with_capacity(arrays.len());
+    let mut kinds = Vec::new();
+    for (name, l) in arrays {
+        let key = if single || name.is_empty() {
+            "data".to_string()
+        } else {
+            name
+        };
+        let node = match crate::awk::layout_to_array(&l) {
+            Ok(a) => w.add_any(&a, &store).map_err(|e| e.to_string()),
+            Err(_) => {
+                kinds.push(format!("{key}: {}", l.class_name()));
+                asdf_awkward::to_asdf(&l, &mut w, &store).map_err(|e| e.to_string())
+            }
+        }
+        .map_err(|e| CliError::invalid(input, e))?;
+        entries.push((key, node));
+    }
+    let keys: Vec<String> = entries.iter().map(|(k, _)| format!("/{k}")).collect();
+    w.write_path(
+        output,
+        asdf::yaml::Node::mapping(entries),
+        &Default::default(),
+    )
+    .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
+    let awkward = if kinds.is_empty() {
+        String::new()
+    } else {
+        format!("; awkward arrays: {}", kinds.join(", "))
+    };
+    Ok(format!(
+        "wrote {} (arrays at {}{awkward})",
+        output.display(),
+        keys.join(", ")
+    ))
 }
 
 /// Writes `a` as the one array of `output`; an ASDF output stores it in `byteorder` (the

@@ -882,3 +882,46 @@ fn rewrites_proceed_on_request_and_upgrade_float16() {
     assert!(text.contains("#ASDF_STANDARD 1.6.0"), "{text}");
     expect(&run(&["diff", p(&f16), p(&out)]), 0);
 }
+
+/// Issue 17 item 4: an `.awkd` file of several arrays converts to ASDF whole, each array
+/// under its name, with the same values.
+#[test]
+fn convert_awkd_with_several_arrays_keeps_every_array() {
+    let t = TempDir::new("asdftool-awkd-all");
+    let opts = asdf_awkward::ReadOptions::default();
+    for file in ["nested.awkd", "strings.awkd", "masked.awkd"] {
+        let src = asdf_testkit::corpus_dir().join("awkward0").join(file);
+        let out = t.join("all.asdf");
+        let o = run(&["convert", p(&src), p(&out)]);
+        expect(&o, 0);
+        let awkd = asdf_awkward::AwkdFile::open(&src).unwrap();
+        let f = asdf::AsdfFile::open(&out).unwrap();
+        let names = awkd.array_names();
+        assert!(names.len() > 1, "{file}");
+        for name in names {
+            let want = awkd.read(&name).unwrap().to_json().unwrap();
+            let pointer = format!("/{name}");
+            let got = match asdf::array_kind(f.pointer(&pointer).unwrap()) {
+                Some(_) => {
+                    let a = f.read(&pointer).unwrap();
+                    let l = asdftool::awk::array_to_layout(&a).unwrap();
+                    l.to_json().unwrap()
+                }
+                None => asdf_awkward::from_asdf(&f, &pointer, &opts)
+                    .unwrap()
+                    .to_json()
+                    .unwrap(),
+            };
+            assert_eq!(got, want, "{file} {name}");
+        }
+        // --name still picks one, at /data.
+        let o = run(&["convert", "--name", "utf8", p(&src), p(&out)]);
+        if file == "strings.awkd" {
+            expect(&o, 0);
+            assert!(asdf::AsdfFile::open(&out)
+                .unwrap()
+                .pointer("/data")
+                .is_some());
+        }
+    }
+}
