@@ -62,6 +62,17 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
             Ok(format!("wrote {} from {p}", output.display()))
         }
+        (Input::Asdf(f), Format::RawArray) if ra_element(&f, opts).is_some() => {
+            let ra = restore_ra(&f, opts)?;
+            ra.save(output, &rawarray::WriteOptions::default())
+                .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
+            Ok(format!(
+                "wrote {} from /data (RawArray eltype {}, elbyte {}, as {RA_ELEMENT} says)",
+                output.display(),
+                ra.header().eltype,
+                ra.header().elbyte
+            ))
+        }
         (Input::Asdf(f), fmt) => {
             let p = input::pick_array(&f, opts.pointer.as_deref())?;
             let a = input::asdf_array(&f, &p)?;
@@ -76,6 +87,11 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                     ""
                 }
             ))
+        }
+        (Input::Array(a, order), Format::Asdf) if in_fmt == Format::RawArray => {
+            let extra = ra_origin(input_path)?.map(|n| (RA_ELEMENT, n));
+            rewrite::write_single(&a, output, label, opts.level, order, extra)?;
+            Ok(format!("wrote {} (RawArray to ASDF)", output.display()))
         }
         (Input::Array(a, order), fmt) => {
             write_single(&a, output, fmt, label, opts, order)?;
@@ -107,6 +123,68 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             Ok(format!("wrote {}", output.display()))
         }
     }
+}
+
+/// The root key that records the RawArray element type of `/data` when ASDF has none for it
+/// (eltype 0, as Python's `ra.py` stores NumPy bools; bfloat16; 128-bit complex...): the data
+/// is stored as `uint8` with a trailing axis of `elbyte` bytes, and converting back to `.ra`
+/// restores the original header.
+const RA_ELEMENT: &str = "rawarray_element";
+
+/// `{eltype, elbyte}` of the RawArray file at `path` when its element type has no ASDF
+/// equivalent.
+fn ra_origin(path: &Path) -> Result<Option<asdf::yaml::Node>> {
+    let ra = input::open_ra(path)?;
+    let m = rawarray::asdf::kind_to_asdf(ra.kind(), ra.data_byte_order(), ra.dims(), None)
+        .map_err(|e| CliError::invalid(path, e))?;
+    Ok((!m.exact).then(|| {
+        asdf::yaml::Node::mapping([
+            ("eltype", asdf::yaml::Node::from(ra.kind().eltype() as i64)),
+            ("elbyte", asdf::yaml::Node::from(ra.kind().size() as i64)),
+        ])
+    }))
+}
+
+/// The RawArray element `/data` was converted from ([`RA_ELEMENT`]), when converting that
+/// array back.
+fn ra_element(f: &asdf::AsdfFile, opts: &ConvertOptions) -> Option<rawarray::ElementKind> {
+    if opts.pointer.as_deref().is_some_and(|p| p != "/data") {
+        return None;
+    }
+    let e = f.tree().get(RA_ELEMENT)?;
+    let code = |k: &str| e.get(k).and_then(asdf::yaml::Node::as_u64);
+    rawarray::ElementKind::from_codes(code("eltype")?, code("elbyte")?, false)
+}
+
+/// `/data` as the RawArray it was converted from: the trailing byte axis folded back into
+/// elements of the recorded kind, the bytes unchanged.
+fn restore_ra(f: &asdf::AsdfFile, opts: &ConvertOptions) -> Result<rawarray::RawArray> {
+    let kind =
+        ra_element(f, opts).ok_or_else(|| CliError::Invalid("no RawArray element".into()))?;
+    let a = input::asdf_array(f, "/data")?;
+    let shape = a.shape();
+    let folded = shape.last().is_some_and(|&n| n as u64 == kind.size())
+        && a.datatype() == asdf::ndarray::Datatype::Scalar(asdf::ndarray::ScalarType::UInt8);
+    if !folded {
+        return Err(CliError::Invalid(format!(
+            "/data is {} of shape {shape:?}, not the uint8 bytes of {RA_ELEMENT}",
+            a.datatype()
+        )));
+    }
+    let dims: Vec<u64> = shape[..shape.len() - 1]
+        .iter()
+        .rev()
+        .map(|&d| d as u64)
+        .collect();
+    let bytes = a
+        .to_bytes(ByteOrder::NATIVE)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
+    let order = match f.meta("/data").map(|m| m.byteorder) {
+        Ok(o) => o,
+        Err(_) => ByteOrder::NATIVE,
+    };
+    rawarray::RawArray::from_raw_bytes(kind, order, &dims, bytes)
+        .map_err(|e| CliError::Unsupported(e.to_string()))
 }
 
 /// An `.awkd` file as ASDF: the array `--name` picks, or the only one, at `/data`; a file of
@@ -178,7 +256,7 @@ fn write_single(
     byteorder: ByteOrder,
 ) -> Result<()> {
     match fmt {
-        Format::Asdf => rewrite::write_single(a, output, label, opts.level, byteorder),
+        Format::Asdf => rewrite::write_single(a, output, label, opts.level, byteorder, None),
         Format::Npy => {
             let bytes = crate::npy::to_bytes(a)?;
             asdf::atomic_write(output, |w| {

@@ -262,13 +262,15 @@ pub fn rewrite_file(file: &AsdfFile, output: &Path, mode: Mode) -> Result<Summar
     Ok(Summary { arrays })
 }
 
-/// Writes a new ASDF file holding `array` at `/data`, stored in `byteorder`.
+/// Writes a new ASDF file holding `array` at `/data`, stored in `byteorder`, and `extra` (a
+/// key and its value) beside it.
 pub fn write_single(
     array: &AnyArray,
     output: &Path,
     compression: Label,
     level: Option<i32>,
     byteorder: ByteOrder,
+    extra: Option<(&str, Node)>,
 ) -> Result<()> {
     let mut w = AsdfWriter::new();
     let opts = StoreOptions {
@@ -280,7 +282,11 @@ pub fn write_single(
     let node = w
         .add_any(array, &opts)
         .map_err(|e| CliError::Unsupported(e.to_string()))?;
-    let tree = Node::mapping([("data", node)]);
-    w.write_path(output, tree, &WriteOptions::default())
+    let mut tree = asdf::yaml::Mapping::new();
+    tree.insert("data", node);
+    if let Some((key, value)) = extra {
+        tree.insert(key, value);
+    }
+    w.write_path(output, Node::from(tree), &WriteOptions::default())
         .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))
 }

@@ -925,3 +925,31 @@ fn convert_awkd_with_several_arrays_keeps_every_array() {
         }
     }
 }
+
+/// Issue 17 item 4: `.ra → .asdf → .ra` keeps a RawArray element type ASDF lacks (eltype 0, as
+/// Python's writer stores NumPy bools; bfloat16): the same header and data come back.
+#[test]
+fn rawarray_elements_asdf_lacks_survive_a_round_trip() {
+    let t = TempDir::new("asdftool-ra-roundtrip");
+    let dir = asdf_testkit::corpus_dir().join("rawarray/generated/by-reference");
+    for name in ["py_bool_2x3_user.ra", "rust_bf16_4.ra", "py_int16_2x3.ra"] {
+        let src = dir.join(name);
+        let (mid, back) = (t.join("mid.asdf"), t.join("back.ra"));
+        expect(&run(&["convert", p(&src), p(&mid)]), 0);
+        expect(&run(&["convert", p(&mid), p(&back)]), 0);
+        let opts = rawarray::ReadOptions::default();
+        let (a, b) = (
+            rawarray::RawArray::open(&src, &opts).unwrap(),
+            rawarray::RawArray::open(&back, &opts).unwrap(),
+        );
+        assert_eq!(b.kind(), a.kind(), "{name}");
+        assert_eq!(b.dims(), a.dims(), "{name}");
+        assert_eq!(b.data_bytes(), a.data_bytes(), "{name}");
+        let tree = String::from_utf8_lossy(&std::fs::read(&mid).unwrap()).into_owned();
+        assert_eq!(
+            tree.contains("rawarray_element"),
+            name != "py_int16_2x3.ra",
+            "{name}"
+        );
+    }
+}
