@@ -12,7 +12,7 @@ use crate::element::Element;
 use crate::error::{NdError, Result};
 use crate::layout::{decode_vec, try_vec_with_capacity, Layout};
 use crate::record::RecordArray;
-use crate::values::{ascii_string, decode_value, nest, ucs4_string, with_scalar};
+use crate::values::{ascii_string, nest, ucs4_string, with_scalar};
 
 /// An array of any ASDF datatype, for callers that do not know the type in advance.
 ///
@@ -387,12 +387,15 @@ pub(crate) fn decode_any(
     }
 }
 
-/// Decodes one element to a node (for records' inline form).
-pub(crate) fn element_node(
-    bytes: &[u8],
-    dt: &Datatype,
-    order: ByteOrder,
-    index: usize,
-) -> Result<Node> {
-    decode_value(bytes, dt, order, index)
+impl RecordArray {
+    /// The values of field `name`: the array's shape followed by the field's sub-array shape.
+    pub fn field(&self, name: &str) -> Result<AnyArray> {
+        self.field_at(self.field_index(name)?)
+    }
+
+    /// The values of the `i`-th field.
+    pub fn field_at(&self, i: usize) -> Result<AnyArray> {
+        let (layout, dt, order) = self.field_layout(i)?;
+        decode_any(self.packed(), &layout, dt, order)
+    }
 }

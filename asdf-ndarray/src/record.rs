@@ -2,11 +2,10 @@
 
 use asdf_yaml::Node;
 
-use crate::any::{decode_any, element_node, AnyArray};
 use crate::datatype::{checked_product, ByteOrder, Datatype, Field};
 use crate::error::{NdError, Result};
 use crate::layout::Layout;
-use crate::values::{encode_value, nest};
+use crate::values::{decode_value as element_node, encode_value, nest};
 
 /// An array of records: the packed record bytes (C order, each field in its own byte order)
 /// and the fields, with typed access per field.
@@ -103,18 +102,9 @@ impl RecordArray {
         checked_product(&self.shape) == Some(0)
     }
 
-    /// The values of field `name`: the array's shape followed by the field's sub-array shape.
-    pub fn field(&self, name: &str) -> Result<AnyArray> {
-        let i = self
-            .fields
-            .iter()
-            .position(|f| f.name == name)
-            .ok_or_else(|| NdError::Usage(format!("no field `{name}` in {}", self.datatype())))?;
-        self.field_at(i)
-    }
-
-    /// The values of the `i`-th field.
-    pub fn field_at(&self, i: usize) -> Result<AnyArray> {
+    /// Where the `i`-th field's values lie in the records' bytes, its datatype and byte order
+    /// (what [`field_at`](Self::field_at) decodes).
+    pub(crate) fn field_layout(&self, i: usize) -> Result<(Layout, &Datatype, ByteOrder)> {
         let f = self
             .fields
             .get(i)
@@ -132,12 +122,20 @@ impl RecordArray {
         layout.strides[..self.shape.len()].copy_from_slice(&outer.strides);
         layout.offset = offset;
         layout.lowest = offset;
-        decode_any(
-            &self.bytes,
-            &layout,
-            &f.datatype,
-            f.byteorder.unwrap_or(self.order),
-        )
+        Ok((layout, &f.datatype, f.byteorder.unwrap_or(self.order)))
+    }
+
+    /// The position of the field called `name`.
+    pub(crate) fn field_index(&self, name: &str) -> Result<usize> {
+        self.fields
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| NdError::Usage(format!("no field `{name}` in {}", self.datatype())))
+    }
+
+    /// The packed record bytes.
+    pub(crate) fn packed(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// Record `index` (C order) as a list of field values.

@@ -185,6 +185,28 @@ pub(crate) fn zarr_store_file(
         .map_err(|e| err(format!("cannot read it: {e}")))
 }
 
+impl<B: AsRef<[u8]>> AsdfFile<B> {
+    /// Block `source`'s decoded data through the cache (charged to the decode budget already).
+    pub(crate) fn cached_data(
+        &self,
+        source: i64,
+    ) -> std::result::Result<Cow<'_, [u8]>, asdf_block::BlockError> {
+        let info = self.blocks().info(source)?;
+        if !info.header.is_compressed() {
+            return self.blocks().data(source);
+        }
+        let i = info.index;
+        if let Some(kept) = self.cache.get(i) {
+            return Ok(Cow::Borrowed(kept));
+        }
+        let data = self.blocks().data(source)?;
+        if self.cache.admit(i, data.len() as u64) {
+            return Ok(self.cache.keep(i, data.into_owned()));
+        }
+        Ok(data)
+    }
+}
+
 impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
         self.decoded.charge_nd(self.blocks().info(source)?)?;

@@ -26,6 +26,7 @@
 mod arrays;
 mod builder;
 mod cache;
+mod checked;
 mod error;
 mod extension;
 pub mod external;

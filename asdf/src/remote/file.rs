@@ -456,22 +456,11 @@ impl RemoteFile {
         })
     }
 
-    /// Refuses to read `range` (for `what`) when it is longer than a block may decode to: the
-    /// stored bytes a remote header claims are not requested (nor allocated) beyond
-    /// `OpenOptions::blocks.limits.max_decoded_block_size`.
+    /// Refuses to read `range` (for `what`) when it is longer than a block may decode to (see
+    /// [`RemoteObject::check_ceiling`]).
     pub(crate) fn check_ceiling(&self, what: &str, range: Range<u64>) -> Result<()> {
-        let limit = self.options.blocks.limits.max_decoded_block_size;
-        let len = range.end.saturating_sub(range.start);
-        if len <= limit {
-            return Ok(());
-        }
-        Err(self.object.error(
-            Some(range),
-            format!(
-                "{what}: {len} bytes to read exceed the ceiling of {limit} bytes per block \
-                 (OpenOptions::blocks.limits.max_decoded_block_size)"
-            ),
-        ))
+        self.object
+            .check_ceiling(what, range, &self.options.blocks.limits)
     }
 
     /// Keeps block `i`'s stored bytes for later reads when the budget allows.
@@ -597,19 +586,15 @@ impl RemoteFile {
                 _ => None,
             };
             if let Some(plan) = info.and_then(|info| super::region::plan(&meta, &info, region)) {
-                return super::region::read::<T>(self, &plan, pointer).await;
+                let at = super::region::Reader {
+                    object: &self.object,
+                    opening: self.blocks.opening(),
+                    options: &self.options,
+                };
+                return at.read::<T>(&plan, pointer).await;
             }
         }
         let store = self.fetch_for(pointer, Some(region)).await?;
         region_in(node, pointer, &store, &self.options.arrays, region)
-    }
-
-    pub(crate) fn object(&self) -> &RemoteObject {
-        &self.object
-    }
-
-    /// The bytes read at opening that block reads take parts from.
-    pub(crate) fn opening(&self) -> &[(u64, Bytes)] {
-        self.blocks.opening()
     }
 }

@@ -202,6 +202,29 @@ impl RemoteObject {
         self.fetch_using(ranges, &[]).await
     }
 
+    /// Refuses to read `range` (for `what`) when it is longer than a block may decode to: the
+    /// stored bytes a remote header claims are not requested (nor allocated) beyond
+    /// `limits.max_decoded_block_size`.
+    pub(crate) fn check_ceiling(
+        &self,
+        what: &str,
+        range: Range<u64>,
+        limits: &asdf_block::Limits,
+    ) -> Result<()> {
+        let limit = limits.max_decoded_block_size;
+        let len = range.end.saturating_sub(range.start);
+        if len <= limit {
+            return Ok(());
+        }
+        Err(self.error(
+            Some(range),
+            format!(
+                "{what}: {len} bytes to read exceed the ceiling of {limit} bytes per block \
+                 (OpenOptions::blocks.limits.max_decoded_block_size)"
+            ),
+        ))
+    }
+
     /// How many bytes one round of concurrent requests reads at most.
     pub(crate) fn round(&self) -> u64 {
         self.max_range.saturating_mul(self.concurrency as u64)

@@ -8,9 +8,12 @@ use asdf_block::BlockInfo;
 use asdf_ndarray::{BlockStore, Element, NdArrayMeta, Source};
 use ndarray::ArrayD;
 
-use super::file::RemoteFile;
+use bytes::Bytes;
+
+use super::object::RemoteObject;
 use crate::arrays::arr;
 use crate::error::{AsdfError, Result};
+use crate::file::OpenOptions;
 
 /// The most runs one region read issues as separate ranges; a region cut into more pieces is
 /// read with its whole block instead.
@@ -116,37 +119,48 @@ impl BlockStore for OneBlock {
     }
 }
 
-/// Reads the runs of `plan` and makes the region's array of them.
-pub(crate) async fn read<T: Element>(
-    file: &RemoteFile,
-    plan: &RegionPlan,
-    pointer: &str,
-) -> Result<ArrayD<T>> {
-    if let (Some(first), Some(last)) = (plan.runs.first(), plan.runs.last()) {
-        file.check_ceiling("the region", first.start..last.end)?;
+/// What a region read needs of its file: the object, the bytes its opening holds, the limits.
+pub(crate) struct Reader<'a> {
+    pub(crate) object: &'a RemoteObject,
+    pub(crate) opening: &'a [(u64, Bytes)],
+    pub(crate) options: &'a OpenOptions,
+}
+
+impl Reader<'_> {
+    /// Reads the runs of `plan` and makes the region's array of them.
+    pub(crate) async fn read<T: Element>(
+        &self,
+        plan: &RegionPlan,
+        pointer: &str,
+    ) -> Result<ArrayD<T>> {
+        if let (Some(first), Some(last)) = (plan.runs.first(), plan.runs.last()) {
+            let limits = &self.options.blocks.limits;
+            self.object
+                .check_ceiling("the region", first.start..last.end, limits)?;
+        }
+        // Rows of a region are many short runs: each request costs a round trip, so runs up to
+        // four run lengths apart share one (at most 4× the bytes for many times fewer requests).
+        let run = plan.runs.first().map_or(0, |r| r.end - r.start);
+        let gap = self.object.gap().max(run.saturating_mul(4));
+        let pieces = self
+            .object
+            .fetch_coalescing(&plan.runs, self.opening, gap)
+            .await?;
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(total).map_err(|_| {
+            AsdfError::io(
+                "assembling a region",
+                std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("{total} bytes")),
+            )
+        })?;
+        for p in &pieces {
+            bytes.extend_from_slice(p);
+        }
+        plan.meta
+            .array_with::<T>(&OneBlock(bytes), &self.options.arrays)
+            .map_err(|e| arr(pointer, e))
     }
-    // Rows of a region are many short runs: each request costs a round trip, so runs up to
-    // four run lengths apart share one (at most 4× the bytes for many times fewer requests).
-    let run = plan.runs.first().map_or(0, |r| r.end - r.start);
-    let gap = file.object().gap().max(run.saturating_mul(4));
-    let pieces = file
-        .object()
-        .fetch_coalescing(&plan.runs, file.opening(), gap)
-        .await?;
-    let total: usize = pieces.iter().map(|p| p.len()).sum();
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(total).map_err(|_| {
-        AsdfError::io(
-            "assembling a region",
-            std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("{total} bytes")),
-        )
-    })?;
-    for p in &pieces {
-        bytes.extend_from_slice(p);
-    }
-    plan.meta
-        .array_with::<T>(&OneBlock(bytes), &file.open_options().arrays)
-        .map_err(|e| arr(pointer, e))
 }
 
 #[cfg(test)]
