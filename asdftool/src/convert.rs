@@ -37,57 +37,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
     let (in_fmt, inp) = input::open_any(input_path)?;
     let label = opts.compression.unwrap_or(Label::NONE);
     match (inp, out_fmt) {
-        (Input::Asdf(f), Format::Asdf) => {
-            let s = rewrite::rewrite_file(
-                &f,
-                output,
-                Mode::Blocks {
-                    compression: label,
-                    level: opts.level,
-                },
-            )?;
-            Ok(format!("wrote {} ({} arrays)", output.display(), s.arrays))
-        }
-        (Input::Asdf(f), Format::Awkd)
-            if opts
-                .pointer
-                .as_deref()
-                .and_then(|p| f.pointer(p))
-                .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag())) =>
-        {
-            // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
-            let p = opts.pointer.as_deref().unwrap_or_default();
-            let l = asdf_awkward::from_asdf(&f, p, &crate::input::awkward_options())
-                .map_err(|e| CliError::invalid(input_path, e))?;
-            crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
-            Ok(format!("wrote {} from {p}", output.display()))
-        }
-        (Input::Asdf(f), Format::RawArray) if ra_element(&f, opts).is_some() => {
-            let ra = restore_ra(&f, opts)?;
-            ra.save(output, &rawarray::WriteOptions::default())
-                .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
-            Ok(format!(
-                "wrote {} from /data (RawArray eltype {}, elbyte {}, as {RA_ELEMENT} says)",
-                output.display(),
-                ra.header().eltype,
-                ra.header().elbyte
-            ))
-        }
-        (Input::Asdf(f), fmt) => {
-            let p = input::pick_array(&f, opts.pointer.as_deref())?;
-            let a = input::asdf_array(&f, &p)?;
-            write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
-            let masked = f.pointer(&p).and_then(|n| n.get("mask")).is_some();
-            Ok(format!(
-                "wrote {} from {p}{}",
-                output.display(),
-                if masked {
-                    " (warning: its mask was dropped: the output format has none)"
-                } else {
-                    ""
-                }
-            ))
-        }
+        (Input::Asdf(f), fmt) => from_asdf(&f, input_path, output, fmt, opts, label),
         (Input::Array(a, order), Format::Asdf) if in_fmt == Format::RawArray => {
             let extra = ra_origin(input_path)?.map(|n| (RA_ELEMENT, n));
             rewrite::write_single(&a, output, label, opts.level, order, extra)?;
@@ -121,6 +71,70 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             let a = crate::awk::layout_to_array(&l)?;
             write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
             Ok(format!("wrote {}", output.display()))
+        }
+    }
+}
+
+/// `convert` from an ASDF file `f` (read from `input`) to `fmt`.
+fn from_asdf(
+    f: &asdf::AsdfFile,
+    input: &Path,
+    output: &Path,
+    fmt: Format,
+    opts: &ConvertOptions,
+    label: Label,
+) -> Result<String> {
+    match fmt {
+        Format::Asdf => {
+            let s = rewrite::rewrite_file(
+                f,
+                output,
+                Mode::Blocks {
+                    compression: label,
+                    level: opts.level,
+                },
+            )?;
+            Ok(format!("wrote {} ({} arrays)", output.display(), s.arrays))
+        }
+        Format::Awkd
+            if opts
+                .pointer
+                .as_deref()
+                .and_then(|p| f.pointer(p))
+                .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag())) =>
+        {
+            // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
+            let p = opts.pointer.as_deref().unwrap_or_default();
+            let l = asdf_awkward::from_asdf(f, p, &crate::input::awkward_options())
+                .map_err(|e| CliError::invalid(input, e))?;
+            crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
+            Ok(format!("wrote {} from {p}", output.display()))
+        }
+        Format::RawArray if ra_element(f, opts).is_some() => {
+            let ra = restore_ra(f, opts)?;
+            ra.save(output, &rawarray::WriteOptions::default())
+                .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
+            Ok(format!(
+                "wrote {} from /data (RawArray eltype {}, elbyte {}, as {RA_ELEMENT} says)",
+                output.display(),
+                ra.header().eltype,
+                ra.header().elbyte
+            ))
+        }
+        fmt => {
+            let p = input::pick_array(f, opts.pointer.as_deref())?;
+            let a = input::asdf_array(f, &p)?;
+            write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
+            let masked = f.pointer(&p).and_then(|n| n.get("mask")).is_some();
+            Ok(format!(
+                "wrote {} from {p}{}",
+                output.display(),
+                if masked {
+                    " (warning: its mask was dropped: the output format has none)"
+                } else {
+                    ""
+                }
+            ))
         }
     }
 }
