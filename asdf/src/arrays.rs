@@ -164,10 +164,7 @@ pub(crate) fn zarr_store_file(
         return Ok(None);
     }
     let path = match options.external_files {
-        crate::ExternalFiles::SameDirAndBelow => {
-            let text = candidate.to_string_lossy().into_owned();
-            crate::external::locate(&text, base, base, options.external_files)?
-        }
+        crate::ExternalFiles::SameDirAndBelow => crate::external::confine(&candidate, base, &err)?,
         _ => candidate,
     };
     let limit = options.blocks.limits.max_decoded_block_size;

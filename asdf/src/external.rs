@@ -166,6 +166,17 @@ pub fn locate(uri: &str, referrer: &Path, root: &Path, policy: ExternalFiles) ->
     if policy == ExternalFiles::Any {
         return Ok(path);
     }
+    confine(&path, root, &refused)
+}
+
+/// `path` with every link and `..` resolved, when it lies in the directory of `root` (also
+/// resolved) or below: what [`ExternalFiles::SameDirAndBelow`] allows. `refused` makes the
+/// error.
+pub(crate) fn confine(
+    path: &Path,
+    root: &Path,
+    refused: &dyn Fn(String) -> AsdfError,
+) -> Result<PathBuf> {
     let root_dir = absolute(root)
         .parent()
         .map(Path::to_path_buf)
@@ -176,7 +187,7 @@ pub fn locate(uri: &str, referrer: &Path, root: &Path, policy: ExternalFiles) ->
             root_dir.display()
         ))
     })?;
-    let target = std::fs::canonicalize(&path)
+    let target = std::fs::canonicalize(path)
         .map_err(|e| refused(format!("cannot open {}: {e}", path.display())))?;
     if !target.starts_with(&allowed) {
         return Err(refused(format!(

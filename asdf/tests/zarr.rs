@@ -330,6 +330,13 @@ fn external_zarr_stores_read_within_the_external_file_policy() {
     assert!(e.contains("store.zarr") && e.contains("outside"), "{e}");
     check_file(&AsdfFile::open(&moved).unwrap(), &cases, dir.path());
 
+    // A directory whose name looks percent-encoded is only a name.
+    let pct = dir.join("a%zzb");
+    std::fs::create_dir(&pct).unwrap();
+    run_python(&python, EXTERNAL, &[pct.to_str().unwrap()]);
+    let f = AsdfFile::open_with(pct.join("ext.asdf"), &untrusted).unwrap();
+    check_file(&f, &cases, &pct);
+
     // A damaged chunk file is an error naming it.
     std::fs::write(dir.join("store.zarr/1.1"), b"not zlib").unwrap();
     let e = AsdfFile::open(&path)
