@@ -34,7 +34,9 @@ use crate::layout::{split, FileHeader};
 /// for. A file without a valid index is walked from header to header on opening. Block data is
 /// read only when an array needs it, and [`read_region`](Self::read_region) reads only the
 /// chunks or byte ranges a region covers. Checksums and every limit of
-/// [`OpenOptions`] apply as for local files; every read is pinned to the ETag the first one saw.
+/// [`OpenOptions`] apply as for local files, with one exception: a region of an uncompressed
+/// block read by its rows cannot check the block's checksum, which covers the whole block (read
+/// the array whole to check it). Every read is pinned to the ETag the first one saw.
 ///
 /// ```no_run
 /// use asdf::AsdfFile;
