@@ -39,6 +39,26 @@ pub(super) fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), Codec
     }
 }
 
+/// Exactly `expected` bytes inflated by `decoder` from `src_len` bytes of a deflate stream
+/// (zlib or gzip framing), refused before allocating when deflate's ratio bound says `src_len`
+/// bytes cannot hold them.
+pub(super) fn inflate_exact<R: Read>(
+    decoder: R,
+    src_len: usize,
+    expected: usize,
+    framing: &str,
+) -> Result<Vec<u8>, CodecError> {
+    let bound = array_core::bounds::deflate_max_decoded_usize(src_len);
+    if expected > bound {
+        return Err(CodecError::new(format!(
+            "{src_len} bytes of {framing} data cannot decode to the {expected} bytes declared"
+        )));
+    }
+    let mut out = crate::alloc::zeroed(expected)?;
+    read_exact_then_end(decoder, &mut out)?;
+    Ok(out)
+}
+
 /// Reads the whole stream, growing the output only as data arrives, and requires exactly
 /// `expected` bytes. `src_len` sizes the first allocation.
 pub(super) fn read_growing<R: Read>(

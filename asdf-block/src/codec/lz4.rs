@@ -85,6 +85,20 @@ fn lz4_decode_chunk(raw: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
     Ok(())
 }
 
+/// One raw LZ4 block that declares `size` decoded bytes, refused before allocating when raw
+/// LZ4's ratio bound says `raw` cannot hold them (numcodecs' `lz4`, one chunk of a range).
+pub(super) fn decode_sized_block(raw: &[u8], size: usize) -> Result<Vec<u8>, CodecError> {
+    if size > lz4_bound(raw.len()) {
+        return Err(CodecError::new(format!(
+            "{} bytes of LZ4 cannot decode to the {size} bytes declared",
+            raw.len()
+        )));
+    }
+    let mut out = crate::alloc::zeroed(size)?;
+    lz4_decode_chunk(raw, &mut out)?;
+    Ok(out)
+}
+
 impl Lz4Chunked {
     fn decode_chunks_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
         let chunks = lz4_chunks(src, dst.len())?;
@@ -212,11 +226,7 @@ impl Lz4Chunked {
         }
         let decoded: Vec<Vec<u8>> = parts
             .par_iter()
-            .map(|(raw, chunk)| {
-                let mut out = crate::alloc::zeroed(chunk.len())?;
-                lz4_decode_chunk(raw, &mut out)?;
-                Ok(out)
-            })
+            .map(|(raw, chunk)| decode_sized_block(raw, chunk.len()))
             .collect::<Result<_, CodecError>>()?;
         let mut out = Vec::with_capacity(range.len());
         for ((_, chunk), bytes) in parts.iter().zip(&decoded) {

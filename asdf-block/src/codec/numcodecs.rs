@@ -5,7 +5,8 @@
 //! here with the workspace's bounds.
 
 use super::api::{Codec, CodecError};
-use super::io::read_exact_then_end;
+use super::io::inflate_exact;
+use super::lz4::decode_sized_block;
 use super::{Blosc, Bzip2, Xz, Zlib, Zstd};
 
 /// The numcodecs compressor ids [`numcodecs_decode`] reads.
@@ -46,16 +47,12 @@ pub fn numcodecs_decode(id: &str, src: &[u8], expected: usize) -> Result<Vec<u8>
 
 /// One gzip member (RFC 1952), as Python's `gzip.compress` writes.
 fn gzip_decode(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-    let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
-    if expected > bound {
-        return Err(CodecError::new(format!(
-            "{} bytes of gzip data cannot decode to the {expected} bytes expected",
-            src.len()
-        )));
-    }
-    let mut out = crate::alloc::zeroed(expected)?;
-    read_exact_then_end(flate2::bufread::GzDecoder::new(src), &mut out)?;
-    Ok(out)
+    inflate_exact(
+        flate2::bufread::GzDecoder::new(src),
+        src.len(),
+        expected,
+        "gzip",
+    )
 }
 
 /// numcodecs' `LZ4`: a little-endian u32 decoded size, then one raw LZ4 block.
@@ -73,19 +70,5 @@ fn lz4_sized_decode(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> 
             "LZ4 data declares {size} decoded bytes, {expected} expected"
         )));
     }
-    if size > array_core::bounds::lz4_max_decoded_usize(raw.len()) {
-        return Err(CodecError::new(format!(
-            "{} bytes of LZ4 cannot decode to the {size} bytes declared",
-            raw.len()
-        )));
-    }
-    let mut out = crate::alloc::zeroed(expected)?;
-    let n = lz4_flex::block::decompress_into(raw, &mut out)
-        .map_err(|e| CodecError::new(format!("LZ4 block: {e}")))?;
-    if n != expected {
-        return Err(CodecError::new(format!(
-            "LZ4 block decodes to {n} bytes, {expected} declared"
-        )));
-    }
-    Ok(out)
+    decode_sized_block(raw, size)
 }

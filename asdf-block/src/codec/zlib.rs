@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::api::{Codec, CodecError, EncodeOptions};
-use super::io::{level_u32, read_exact_then_end};
+use super::io::{inflate_exact, level_u32, read_exact_then_end};
 use crate::label::Label;
 
 /// `zlib`: one zlib stream (what Python's `zlib.compress` writes).
@@ -21,16 +21,8 @@ impl Codec for Zlib {
         read_exact_then_end(flate2::bufread::ZlibDecoder::new(src), dst)
     }
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
-        if expected > bound {
-            return Err(CodecError::new(format!(
-                "{} bytes of zlib data cannot decode to the {expected} bytes declared",
-                src.len()
-            )));
-        }
-        let mut out = crate::alloc::zeroed(expected)?;
-        self.decode_into(src, &mut out)?;
-        Ok(out)
+        let decoder = flate2::bufread::ZlibDecoder::new(src);
+        inflate_exact(decoder, src.len(), expected, "zlib")
     }
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
         let level = level_u32(opts.level, 6, 9, "zlib")?;
