@@ -13,6 +13,7 @@ use crate::element::Element;
 use crate::error::{field_err, NdError, Result};
 use crate::layout::check_type;
 use crate::meta::{check_limit, NdArrayMeta, ReadLimits, MAX_NDIM};
+use crate::region::region_shape;
 use crate::store::BlockStore;
 use crate::values::{infer_shape, with_scalar};
 
@@ -337,31 +338,6 @@ impl ChunkedArray {
             ))),
         }
     }
-}
-
-/// The shape of `region` (one range per dimension of `shape`, each inside it) and its size in
-/// bytes of `T`, refused beyond [`ReadLimits::max_expanded_bytes`] (`what` names it).
-pub(crate) fn region_shape<T: Element>(
-    shape: &[usize],
-    region: &[Range<usize>],
-    limits: &ReadLimits,
-    what: &str,
-) -> Result<(Vec<usize>, u64)> {
-    if region.len() != shape.len()
-        || region
-            .iter()
-            .zip(shape)
-            .any(|(r, &d)| r.start > r.end || r.end > d)
-    {
-        return Err(NdError::Usage(format!(
-            "region {region:?} is not inside shape {shape:?}"
-        )));
-    }
-    let out_shape: Vec<usize> = region.iter().map(|r| r.end - r.start).collect();
-    let bytes = crate::datatype::checked_product(&out_shape)
-        .and_then(|n| (n as u64).checked_mul(T::SCALAR.size() as u64));
-    let bytes = check_limit(what, bytes, 0, limits)?;
-    Ok((out_shape, bytes))
 }
 
 /// A chunk that a region touches: where the chunk starts, and its intersection with the region

@@ -48,6 +48,7 @@ mod layout;
 mod meta;
 mod read;
 mod record;
+mod region;
 mod store;
 mod values;
 mod write;
@@ -65,6 +66,7 @@ pub use meta::{
     NDARRAY_TAG_PREFIX,
 };
 pub use record::RecordArray;
+pub use region::{check_region, slice_region};
 pub use store::{BlockStore, NoBlocks};
 pub use values::infer_datatype;
 pub use write::{ArrayWriter, MemoryStore, PendingBlock, Storage, StoreOptions};

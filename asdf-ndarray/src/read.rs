@@ -171,20 +171,7 @@ impl NdArrayMeta {
             return Ok(a);
         }
         let whole = self.array_with::<T>(store, limits)?;
-        let inside = region.len() == whole.ndim()
-            && region
-                .iter()
-                .zip(whole.shape())
-                .all(|(r, &d)| r.start <= r.end && r.end <= d);
-        if !inside {
-            return Err(NdError::Usage(format!(
-                "region {region:?} is not inside shape {:?}",
-                whole.shape()
-            )));
-        }
-        Ok(whole
-            .slice_each_axis(|ax| ndarray::Slice::from(region[ax.axis.index()].clone()))
-            .to_owned())
+        crate::region::slice_region(whole.view(), region)
     }
 
     /// [`region_with`](Self::region_with) through [`BlockStore::block_range`]: the bytes of the
@@ -199,11 +186,7 @@ impl NdArrayMeta {
         else {
             return Ok(None);
         };
-        let inside = region.len() == shape.len()
-            && region
-                .iter()
-                .zip(shape)
-                .all(|(r, &d)| r.start <= r.end && r.end <= d);
+        let inside = crate::region::check_region(shape, region).is_ok();
         let plain = !self.streamed && self.strides.is_none() && self.mask.is_none();
         let (Some(rows), true, true) = (
             region.first(),

@@ -13,12 +13,13 @@ use asdf_yaml::{Node, Value};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use crate::any::AnyArray;
-use crate::chunked::{assemble, region_shape, Decoded, Piece};
+use crate::chunked::{assemble, Decoded, Piece};
 use crate::datatype::{parse_dims, ByteOrder, ScalarType};
 use crate::element::Element;
 use crate::error::{field_err, NdError, Result};
 use crate::layout::{decode_vec, Layout};
 use crate::meta::{check_limit, ReadLimits, MAX_NDIM};
+use crate::region::{check_region, region_shape};
 use crate::store::BlockStore;
 use crate::values::with_scalar;
 
@@ -263,15 +264,12 @@ impl ZarrArray {
     pub fn blocks_for(&self, map: &ChunkMap, region: Option<&[Range<usize>]>) -> Result<Vec<i64>> {
         let full: Vec<Range<usize>> = self.shape.iter().map(|&d| 0..d).collect();
         let region = region.unwrap_or(&full);
-        let inside = region.len() == self.shape.len()
-            && region
-                .iter()
-                .zip(&self.shape)
-                .all(|(r, &d)| r.start <= r.end && r.end <= d);
-        if !inside || map.grid != self.grid() {
+        check_region(&self.shape, region)?;
+        if map.grid != self.grid() {
             return Err(NdError::Usage(format!(
-                "region {region:?} is not inside shape {:?}",
-                self.shape
+                "the chunk map's grid {:?} is not the array's {:?}",
+                map.grid,
+                self.grid()
             )));
         }
         let touched = Touched::new(&self.chunks, &map.grid, region);

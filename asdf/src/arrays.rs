@@ -442,31 +442,14 @@ pub(crate) fn region_in<T: Element>(
     part.map_err(|e| arr(pointer, e))
 }
 
-/// The sub-array `region` of `a`, copied; an error unless it has one range per dimension, each
-/// inside it.
+/// The sub-array `region` of `a` (at `pointer`), copied; an error unless it has one range per
+/// dimension, each inside it.
 pub(crate) fn slice_region<T: Clone>(
     a: ArrayViewD<'_, T>,
     pointer: &str,
     region: &[std::ops::Range<usize>],
 ) -> Result<ArrayD<T>> {
-    let inside = region.len() == a.ndim()
-        && region
-            .iter()
-            .zip(a.shape())
-            .all(|(r, &d)| r.start <= r.end && r.end <= d);
-    if !inside {
-        return Err(arr(
-            pointer,
-            NdError::Usage(format!(
-                "region {region:?} is not inside shape {:?}",
-                a.shape()
-            )),
-        ));
-    }
-    Ok(
-        a.slice_each_axis(|ax| ndarray::Slice::from(region[ax.axis.index()].clone()))
-            .to_owned(),
-    )
+    asdf_ndarray::slice_region(a, region).map_err(|e| arr(pointer, e))
 }
 
 pub(crate) fn meta_of(pointer: &str, node: &Node) -> Result<NdArrayMeta> {
