@@ -241,7 +241,8 @@ fn version_tuple(v: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// Rewrites the versioned core tags to those of ASDF Standard `1.minor.0`: older ones for
-/// older standards, `-1.2.0` for the unstable 1.7.0.
+/// older standards, `-1.2.0` for the unstable 1.7.0, and a float16 array under `ndarray-1.0.0`
+/// to the ndarray version that has float16.
 fn retag(node: &Node, minor: u32) -> Result<Node> {
     crate::rebuild::rebuild(node, &mut |mut n| {
         let Some(name) = n.tag().and_then(|t| t.strip_prefix(TAG)) else {
@@ -263,6 +264,16 @@ fn retag(node: &Node, minor: u32) -> Result<Node> {
                     ));
                 }
                 "integer-1.0.0"
+            }
+            // float16 under ndarray-1.0.0 (asdf-cxx writes it so), which has no float16.
+            "ndarray-1.0.0"
+                if minor >= 6 && n.get("datatype").and_then(Node::as_str) == Some("float16") =>
+            {
+                if minor == 6 {
+                    "ndarray-1.1.0"
+                } else {
+                    "ndarray-1.2.0"
+                }
             }
             "ndarray-1.2.0" if minor == 6 => "ndarray-1.1.0",
             "integer-1.2.0" if minor == 6 => "integer-1.1.0",

@@ -81,16 +81,6 @@ fn write_options(file: &AsdfFile) -> WriteOptions {
     }
 }
 
-/// The tag a rewritten ndarray keeps: its own, but `ndarray-1.1.0` for float16 data stored
-/// under `ndarray-1.0.0` (which has no float16; asdf-cxx writes it so).
-fn float16_tag(tag: &str, a: &AnyArray) -> String {
-    let f16 = a.datatype() == asdf::ndarray::Datatype::Scalar(asdf::ndarray::ScalarType::Float16);
-    match tag.strip_suffix("ndarray-1.0.0") {
-        Some(prefix) if f16 => format!("{prefix}ndarray-1.1.0"),
-        _ => tag.to_string(),
-    }
-}
-
 /// Whether an ndarray of the tree declares `datatype: float16`.
 fn has_float16(tree: &Node) -> bool {
     asdf::find_array_nodes(tree).iter().any(|(_, kind, node)| {
@@ -194,7 +184,7 @@ impl Rewriter<'_> {
         keep_inline_byteorder(node, &mut new);
         if let Some(tag) = node.tag() {
             if asdf::array_kind(node) == Some(ArrayKind::NdArray) {
-                new = new.with_tag(float16_tag(tag, &a));
+                new = new.with_tag(tag);
             }
         }
         if let (Some(mask), Some(map)) = (node.get("mask"), new.as_map().cloned()) {
