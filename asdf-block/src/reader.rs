@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
-use crate::codec::{Codec, Lz4Chunked};
 use crate::error::{BlockError, Result};
 use crate::layout::{scan_blocks, BlockInfo, BlockLayout};
 use crate::options::{ChecksumPolicy, ReadOptions};
@@ -208,11 +207,11 @@ pub fn decode_stored<'a>(
 }
 
 /// The decoded bytes `range` of a block, decoding only the parts that cover it when its codec
-/// allows (Python asdf's chunked `lz4`: only the 4 MiB chunks the range overlaps; uncompressed
-/// data: a copy of the range); `None` when it does not (other codecs, an LZ4 frame, a range
+/// allows ([`Codec::decode_range`](crate::Codec::decode_range): Python asdf's chunked `lz4`;
+/// uncompressed data is copied); `None` when it does not (other codecs, an LZ4 frame, a range
 /// outside uncompressed data, a checksum that only the whole decode can settle), for the
-/// caller to decode the whole block. The checksum of the stored
-/// bytes is verified under `policy` unless `verified`, as for a whole decode.
+/// caller to decode the whole block. The checksum of the stored bytes is verified under
+/// `policy` unless `verified`, as for a whole decode.
 pub(crate) fn decode_block_range(
     info: &BlockInfo,
     stored: &[u8],
@@ -222,21 +221,41 @@ pub(crate) fn decode_block_range(
     range: std::ops::Range<u64>,
 ) -> Result<Option<(Vec<u8>, ChecksumStatus)>> {
     let h = &info.header;
-    let plain = !h.is_compressed();
-    if !(plain || h.compression == Lz4Chunked.label()) || stored.len() as u64 != info.stored_len {
+    let (Ok(start), Ok(end)) = (usize::try_from(range.start), usize::try_from(range.end)) else {
+        return Ok(None);
+    };
+    if stored.len() as u64 != info.stored_len {
         return Ok(None);
     }
     check_sizes(info)?;
-    let limit = options.limits.max_decoded_block_size;
-    let expected = usize::try_from(h.data_size)
-        .ok()
-        .filter(|_| h.data_size <= limit)
-        .ok_or(BlockError::TooLarge {
-            block: info.index,
-            offset: info.offset,
-            size: h.data_size,
-            limit,
-        })?;
+    let decoded = if !h.is_compressed() {
+        stored.get(start..end).map(<[u8]>::to_vec)
+    } else {
+        let Some(codec) = options.codecs.get(h.compression) else {
+            return Ok(None); // the whole decode names the unknown codec
+        };
+        let limit = options.limits.max_decoded_block_size;
+        let expected = usize::try_from(h.data_size)
+            .ok()
+            .filter(|_| h.data_size <= limit)
+            .ok_or(BlockError::TooLarge {
+                block: info.index,
+                offset: info.offset,
+                size: h.data_size,
+                limit,
+            })?;
+        codec
+            .decode_range(stored, expected, start..end)
+            .map_err(|e| BlockError::Decode {
+                block: info.index,
+                offset: info.offset,
+                codec: codec.name().to_string(),
+                message: e.message,
+            })?
+    };
+    let Some(data) = decoded else {
+        return Ok(None);
+    };
     let status = if !h.has_checksum() {
         ChecksumStatus::Absent
     } else if policy == ChecksumPolicy::Skip || verified {
@@ -244,23 +263,9 @@ pub(crate) fn decode_block_range(
     } else if md5(stored) == h.checksum {
         ChecksumStatus::Stored
     } else {
-        return Ok(None);
+        return Ok(None); // the whole decode settles the legacy convention or reports the mismatch
     };
-    let (Ok(start), Ok(end)) = (usize::try_from(range.start), usize::try_from(range.end)) else {
-        return Ok(None);
-    };
-    if plain {
-        return Ok(stored.get(start..end).map(|b| (b.to_vec(), status)));
-    }
-    let decoded = Lz4Chunked
-        .decode_range(stored, expected, start..end)
-        .map_err(|e| BlockError::Decode {
-            block: info.index,
-            offset: info.offset,
-            codec: "lz4".into(),
-            message: e.message,
-        })?;
-    Ok(decoded.map(|d| (d, status)))
+    Ok(Some((data, status)))
 }
 
 /// [`decode_stored`] for the decoded bytes `range` only: `Some` when the block's codec decodes

@@ -130,6 +130,19 @@ pub trait Codec: Send + Sync + fmt::Debug {
         Ok(out)
     }
 
+    /// Exactly the decoded bytes `range` of `src` (data decoding to `expected` bytes), when this
+    /// codec can decode them without the rest; `None` (the default) when the whole of `src` must
+    /// be decoded. Python asdf's chunked `lz4` decodes only the 4 MiB chunks the range overlaps.
+    fn decode_range(
+        &self,
+        src: &[u8],
+        expected: usize,
+        range: std::ops::Range<usize>,
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let _ = (src, expected, range);
+        Ok(None)
+    }
+
     /// Compresses `src`.
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError>;
 

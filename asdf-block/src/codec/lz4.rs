@@ -153,44 +153,9 @@ impl Codec for Lz4Chunked {
         }
         self.decode_chunked(src, expected)
     }
-    fn encode(&self, src: &[u8], _opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
-        let encode_chunk = |chunk: &[u8]| -> Result<Vec<u8>, CodecError> {
-            let max = lz4_flex::block::get_maximum_output_size(chunk.len());
-            let mut out = vec![0u8; 8 + max];
-            let n = lz4_flex::block::compress_into(chunk, &mut out[8..])
-                .map_err(|e| CodecError::new(format!("LZ4 block: {e}")))?;
-            out.truncate(8 + n);
-            out[0..4].copy_from_slice(&((n + 4) as u32).to_be_bytes());
-            out[4..8].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
-            Ok(out)
-        };
-        let parts: Vec<Vec<u8>> = if src.len() > LZ4_CHUNK_SIZE {
-            src.par_chunks(LZ4_CHUNK_SIZE)
-                .map(encode_chunk)
-                .collect::<Result<_, _>>()?
-        } else if src.is_empty() {
-            Vec::new()
-        } else {
-            vec![encode_chunk(src)?]
-        };
-        Ok(parts.concat())
-    }
-}
-
-impl Lz4Chunked {
-    fn decode_chunked(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        // lz4_chunks bounds every declared size by the LZ4 ratio of bytes actually present.
-        lz4_chunks(src, expected)?;
-        let mut out = crate::alloc::zeroed(expected)?;
-        self.decode_chunks_into(src, &mut out)?;
-        Ok(out)
-    }
-}
-
-impl Lz4Chunked {
-    /// Exactly the decoded bytes `range` of a block of `expected` decoded bytes, decoding only
-    /// the chunks that overlap it (in parallel); `None` for an LZ4 frame stored under this
-    /// label, which has no chunks to skip. Every chunk header is checked as for a whole decode.
+    /// Decodes only the chunks that overlap `range` (in parallel); `None` for an LZ4 frame
+    /// stored under this label, which has no chunks to skip. Every chunk header is checked as
+    /// for a whole decode.
     ///
     /// ```
     /// use asdf_block::{Codec, Lz4Chunked, LZ4_CHUNK_SIZE};
@@ -201,7 +166,7 @@ impl Lz4Chunked {
     /// assert_eq!(part, &data[r]);
     /// assert!(Lz4Chunked.decode_range(&stored, data.len(), 0..data.len() + 1).is_err());
     /// ```
-    pub fn decode_range(
+    fn decode_range(
         &self,
         src: &[u8],
         expected: usize,
@@ -235,5 +200,38 @@ impl Lz4Chunked {
             out.extend_from_slice(&bytes[from..to]);
         }
         Ok(Some(out))
+    }
+
+    fn encode(&self, src: &[u8], _opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
+        let encode_chunk = |chunk: &[u8]| -> Result<Vec<u8>, CodecError> {
+            let max = lz4_flex::block::get_maximum_output_size(chunk.len());
+            let mut out = vec![0u8; 8 + max];
+            let n = lz4_flex::block::compress_into(chunk, &mut out[8..])
+                .map_err(|e| CodecError::new(format!("LZ4 block: {e}")))?;
+            out.truncate(8 + n);
+            out[0..4].copy_from_slice(&((n + 4) as u32).to_be_bytes());
+            out[4..8].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
+            Ok(out)
+        };
+        let parts: Vec<Vec<u8>> = if src.len() > LZ4_CHUNK_SIZE {
+            src.par_chunks(LZ4_CHUNK_SIZE)
+                .map(encode_chunk)
+                .collect::<Result<_, _>>()?
+        } else if src.is_empty() {
+            Vec::new()
+        } else {
+            vec![encode_chunk(src)?]
+        };
+        Ok(parts.concat())
+    }
+}
+
+impl Lz4Chunked {
+    fn decode_chunked(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
+        // lz4_chunks bounds every declared size by the LZ4 ratio of bytes actually present.
+        lz4_chunks(src, expected)?;
+        let mut out = crate::alloc::zeroed(expected)?;
+        self.decode_chunks_into(src, &mut out)?;
+        Ok(out)
     }
 }
