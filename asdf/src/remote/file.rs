@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use asdf_block::{BlockInfo, BlockLayout, HEADER_LEN};
 use asdf_ndarray::{
-    AnyArray, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source, ZarrArray,
+    AnyArray, BigInteger, BlockStore, ChunkedArray, Element, Mask, NdArrayMeta, Source, ZarrArray,
 };
 use asdf_yaml::Node;
 use bytes::Bytes;
@@ -199,6 +199,12 @@ impl RemoteFile {
     /// The object's size in bytes.
     pub fn size(&self) -> u64 {
         self.object.size()
+    }
+
+    /// The object's ETag when the server gives one: every read of this file is pinned to it, so
+    /// it names the version of the object that was read.
+    pub fn etag(&self) -> Option<&str> {
+        self.object.etag()
     }
 
     /// Requests sent and bytes received so far.
@@ -546,6 +552,54 @@ impl RemoteFile {
             &store,
             &self.options.arrays,
         )
+    }
+
+    /// The array at `pointer` and its mask, as
+    /// [`AsdfFile::read_masked`](crate::AsdfFile::read_masked) gives them; the blocks of the
+    /// array and of its mask are read concurrently.
+    pub fn read_masked(&self, pointer: &str) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
+        self.handle()?.block_on(self.read_masked_async(pointer))
+    }
+
+    /// [`read_masked`](Self::read_masked) from async code.
+    pub async fn read_masked_async(
+        &self,
+        pointer: &str,
+    ) -> Result<(AnyArray, Option<ArrayD<bool>>)> {
+        let meta = self.meta(pointer)?;
+        let store = self.fetch_for(pointer, None).await?;
+        meta.read_masked_with(&store, &self.options.arrays)
+            .map_err(|e| arr(pointer, e))
+    }
+
+    /// The `core/integer` value at `pointer`, its `words` read when they are in a block.
+    pub fn integer(&self, pointer: &str) -> Result<BigInteger> {
+        let node = self.node_at(pointer)?;
+        let words = node
+            .get("words")
+            .and_then(|w| NdArrayMeta::from_node(w).ok())
+            .and_then(|m| m.source);
+        let blocks: Vec<i64> = match words {
+            Some(Source::Block(b)) => vec![b],
+            _ => Vec::new(),
+        };
+        let store = self.handle()?.block_on(self.fetch_blocks(&blocks))?;
+        BigInteger::from_node(node, &store).map_err(|e| arr(pointer, e))
+    }
+
+    /// The header of block `source` (negative counts from the end): known from opening, or
+    /// read (one small request at the offset the block index gives).
+    pub fn block_info(&self, source: i64) -> Result<BlockInfo> {
+        let i = resolve(self.blocks.count(), source).map_err(|e| arr("", e))?;
+        self.handle()?.block_on(self.block_header(i))
+    }
+
+    /// Checks the tree against the rules of its core tags, as
+    /// [`AsdfFile::validate`](crate::AsdfFile::validate) does.
+    pub fn validate(&self) -> asdf_schema::Report {
+        asdf_schema::Report {
+            violations: asdf_schema::check_builtin(&self.tree),
+        }
     }
 
     /// The decoded data of block `source` (negative counts from the end).

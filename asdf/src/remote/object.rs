@@ -99,6 +99,11 @@ impl RemoteObject {
         &self.url
     }
 
+    /// The ETag reads are pinned to.
+    pub(crate) fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+
     /// The object's size in bytes.
     pub(crate) fn size(&self) -> u64 {
         self.size
