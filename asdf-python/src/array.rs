@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use asdf::ndarray::{AnyArray, ChunkedArray, Datatype, ScalarType, ZarrArray};
+use asdf::ndarray::{AnyArray, ChunkedArray, Datatype, ScalarType};
 use asdf::{array_kind, ArrayKind, AsdfFile};
 use ndarray::ArrayD;
 use num_complex::Complex;
@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList};
 
 use crate::dtype::numpy_dtype;
+use crate::engine::Engine;
 use crate::errors::{asdf_err, nd_err};
 
 /// Runs `$body` with `$T` bound to the Rust type of scalar `$s` for the types NumPy has, or
@@ -228,87 +229,87 @@ fn strings<'py>(
 }
 
 /// Reads the array at `pointer`: `(data, mask)`, `mask` a bool array or `None`. Uncompressed,
-/// aligned, native-order block arrays are zero-copy views whose base is `buffer`; the others
-/// are decoded with the GIL released (numbers straight into the array handed to NumPy).
+/// aligned, native-order block arrays of a memory-mapped file (`buffer`) are zero-copy views
+/// whose base is `buffer`; the others are decoded with the GIL released (numbers straight into
+/// the array handed to NumPy).
 pub fn read<'py>(
-    buffer: &Bound<'py, FileBuffer>,
+    py: Python<'py>,
+    engine: &Engine,
+    buffer: Option<&Bound<'py, FileBuffer>>,
     pointer: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-    let py = buffer.py();
-    let file = buffer.get().file.clone();
-    let node = file
-        .pointer(pointer)
-        .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
+    let node = engine.node(pointer).map_err(asdf_err)?;
     let scalar = match array_kind(node) {
         Some(ArrayKind::NdArray) => {
-            let meta = file.meta(pointer).map_err(asdf_err)?;
+            let meta = engine.meta(pointer).map_err(asdf_err)?;
             if meta.mask.is_some() || meta.data.is_some() {
-                let (a, mask) = py.detach(|| file.read_masked(pointer)).map_err(asdf_err)?;
+                let (a, mask) = py
+                    .detach(|| engine.read_masked(pointer))
+                    .map_err(asdf_err)?;
                 let mask = mask.map(|m| PyArray::from_owned_array(py, m).into_any());
                 return Ok((any_to_numpy(py, a)?, mask));
             }
             let scalar = meta.datatype.as_ref().and_then(Datatype::scalar);
-            if let Some(s) = scalar {
+            if let (Some(s), Some(buffer)) = (scalar, buffer) {
                 if let Some(v) = try_view(buffer, pointer, s)? {
                     return Ok((v, None));
                 }
             }
             scalar
         }
-        Some(ArrayKind::Chunked) | Some(ArrayKind::Zarr) => region_scalar(node, pointer, &file)?,
+        Some(ArrayKind::Chunked) | Some(ArrayKind::Zarr) => element_scalar(node, pointer, engine)?,
         None => None,
     };
     if let Some(s) = scalar {
-        let f: &AsdfFile = &file;
         with_numpy_scalar!(s, T => {
-            let a = py.detach(|| f.array::<T>(pointer)).map_err(asdf_err)?;
+            let a = py.detach(|| engine.array::<T>(pointer)).map_err(asdf_err)?;
             return Ok((PyArray::from_owned_array(py, a).into_any(), None));
         }, {})
     }
-    let a = py.detach(|| file.read(pointer)).map_err(asdf_err)?;
+    let a = py.detach(|| engine.read(pointer)).map_err(asdf_err)?;
     Ok((any_to_numpy(py, a)?, None))
 }
 
-/// The element type of the chunked or zarr array `node` (at `pointer`), `None` for records
-/// or strings.
-fn region_scalar(
+/// The element type of the array `node` (at `pointer`), `None` for records, strings and
+/// ndarrays whose datatype is inferred from inline data.
+fn element_scalar(
     node: &asdf::yaml::Node,
     pointer: &str,
-    file: &AsdfFile,
+    engine: &Engine,
 ) -> PyResult<Option<ScalarType>> {
     Ok(match array_kind(node) {
-        Some(ArrayKind::Zarr) => Some(
-            ZarrArray::open(node, file)
-                .map_err(|e| nd_err(pointer, e))?
-                .scalar,
-        ),
-        _ => ChunkedArray::from_node(node)
+        Some(ArrayKind::Zarr) => Some(engine.zarr(node, pointer).map_err(asdf_err)?.scalar),
+        Some(ArrayKind::Chunked) => ChunkedArray::from_node(node)
             .map_err(|e| nd_err(pointer, e))?
             .datatype
             .scalar(),
+        _ => engine
+            .meta(pointer)
+            .map_err(asdf_err)?
+            .datatype
+            .as_ref()
+            .and_then(Datatype::scalar),
     })
 }
 
-/// The region `ranges` (one per dimension) of the chunked or zarr array at `pointer`, decoding
-/// only the chunks it touches (in parallel, GIL released).
+/// The region `ranges` (one per dimension) of the numeric array at `pointer`, reading only what
+/// covers it where the layout allows (the chunks it touches, in parallel; the rows of an
+/// uncompressed block; the 4 MiB chunks of an `lz4` block), with the GIL released.
 pub fn read_region<'py>(
     py: Python<'py>,
-    file: &Arc<AsdfFile>,
+    engine: &Engine,
     pointer: &str,
     ranges: Vec<Range<usize>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let node = file
-        .pointer(pointer)
-        .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
-    let scalar = region_scalar(node, pointer, file)?.ok_or_else(|| {
+    let node = engine.node(pointer).map_err(asdf_err)?;
+    let scalar = element_scalar(node, pointer, engine)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
             "array at {pointer:?}: region reads need a numeric datatype"
         ))
     })?;
-    let f: &AsdfFile = file;
     with_numpy_scalar!(scalar, T => {
         let a = py
-            .detach(|| f.read_region::<T>(pointer, &ranges))
+            .detach(|| engine.read_region::<T>(pointer, &ranges))
             .map_err(asdf_err)?;
         Ok(PyArray::from_owned_array(py, a).into_any())
     }, Err(PyTypeError::new_err(format!(

@@ -5,20 +5,43 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use asdf::ndarray::{ChunkedArray, ZarrArray};
+use asdf::remote::{RemoteFile, RemoteOptions};
 use asdf::{array_kind, ArrayKind, AsdfFile, OpenOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::array::{self, FileBuffer};
+use crate::awkward::{awkward_err, buffers_of};
 use crate::dtype::numpy_dtype;
+use crate::engine::Engine;
 use crate::errors::{asdf_err, nd_err};
 use crate::tree::Converter;
 
-/// An open file (memory-mapped). Closing it only drops this reference: arrays read from it keep
-/// the map alive through their base object.
+/// An open file: memory-mapped (closing it only drops this reference; arrays read from it keep
+/// the map alive through their base object) or remote.
 #[pyclass(module = "asdf_rs._native", name = "NativeFile")]
 pub struct NativeFile {
-    buffer: Option<Py<FileBuffer>>,
+    open: Option<Opened>,
+}
+
+enum Opened {
+    Local(Py<FileBuffer>),
+    Remote(Arc<RemoteFile>),
+}
+
+/// The reading options both kinds of file share.
+fn open_options(validate_checksums: bool, untrusted: bool) -> OpenOptions {
+    let mut options = if untrusted {
+        OpenOptions::untrusted()
+    } else {
+        OpenOptions::default()
+    };
+    if !validate_checksums {
+        options.blocks.checksums = asdf::block::ChecksumPolicy::Skip;
+    }
+    // Unknown tags are kept (as `Tagged`) without a log line per node.
+    options.ignore_unrecognized_tags = true;
+    options
 }
 
 /// Opens `path` (the GIL is released while the tree is parsed).
@@ -30,16 +53,7 @@ pub fn open_native(
     validate_checksums: bool,
     untrusted: bool,
 ) -> PyResult<NativeFile> {
-    let mut options = if untrusted {
-        OpenOptions::untrusted()
-    } else {
-        OpenOptions::default()
-    };
-    if !validate_checksums {
-        options.blocks.checksums = asdf::block::ChecksumPolicy::Skip;
-    }
-    // Unknown tags are kept (as `Tagged`) without a log line per node.
-    options.ignore_unrecognized_tags = true;
+    let options = open_options(validate_checksums, untrusted);
     let file = py
         .detach(|| AsdfFile::open_with(&path, &options))
         .map_err(asdf_err)?;
@@ -50,22 +64,76 @@ pub fn open_native(
         },
     )?;
     Ok(NativeFile {
-        buffer: Some(buffer),
+        open: Some(Opened::Local(buffer)),
+    })
+}
+
+/// Opens the file at `url` (`s3://`, `gs://`, `az://`, `http(s)://`) by ranged reads: the
+/// header and tree, then only what each array needs (the GIL is released while it waits).
+/// `config` holds further `object_store` builder keys (credentials, for instance).
+#[pyfunction]
+#[pyo3(signature = (
+    url, *, validate_checksums = true, untrusted = false, endpoint_url = None, region = None,
+    anonymous = false, timeout = None, retries = None, config = Vec::new()
+))]
+#[allow(clippy::too_many_arguments)] // one keyword argument of `asdf_rs.open` each
+pub fn open_remote(
+    py: Python<'_>,
+    url: String,
+    validate_checksums: bool,
+    untrusted: bool,
+    endpoint_url: Option<String>,
+    region: Option<String>,
+    anonymous: bool,
+    timeout: Option<f64>,
+    retries: Option<usize>,
+    config: Vec<(String, String)>,
+) -> PyResult<NativeFile> {
+    let mut options = if untrusted {
+        RemoteOptions::untrusted()
+    } else {
+        RemoteOptions::default()
+    };
+    options.open = open_options(validate_checksums, untrusted);
+    options.endpoint = endpoint_url;
+    options.region = region;
+    options.anonymous = anonymous;
+    if let Some(t) = timeout {
+        options.timeout = std::time::Duration::try_from_secs_f64(t)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("timeout {t}: {e}")))?;
+    }
+    if let Some(r) = retries {
+        options.retries = r;
+    }
+    options.config = config;
+    let file = py
+        .detach(|| RemoteFile::open(&url, &options))
+        .map_err(asdf_err)?;
+    Ok(NativeFile {
+        open: Some(Opened::Remote(Arc::new(file))),
     })
 }
 
 impl NativeFile {
-    fn buffer<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, FileBuffer>> {
-        self.buffer
-            .as_ref()
-            .map(|b| b.bind(py).clone())
-            .ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("I/O operation on closed ASDF file")
-            })
+    fn opened(&self) -> PyResult<&Opened> {
+        self.open.as_ref().ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("I/O operation on closed ASDF file")
+        })
     }
 
-    fn file(&self, py: Python<'_>) -> PyResult<Arc<AsdfFile>> {
-        Ok(self.buffer(py)?.get().file.clone())
+    fn engine(&self) -> PyResult<Engine> {
+        Ok(match self.opened()? {
+            Opened::Local(b) => Engine::Local(b.get().file.clone()),
+            Opened::Remote(f) => Engine::Remote(f.clone()),
+        })
+    }
+
+    /// The memory map's owner, for zero-copy views (`None` for remote files).
+    fn buffer<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, FileBuffer>>> {
+        Ok(match self.opened()? {
+            Opened::Local(b) => Some(b.bind(py).clone()),
+            Opened::Remote(_) => None,
+        })
     }
 }
 
@@ -73,12 +141,18 @@ impl NativeFile {
 impl NativeFile {
     /// Drops this reference to the file; arrays already read stay valid.
     fn close(&mut self) {
-        self.buffer = None;
+        self.open = None;
     }
 
     #[getter]
     fn closed(&self) -> bool {
-        self.buffer.is_none()
+        self.open.is_none()
+    }
+
+    /// Whether the file is read by ranged requests (a URL) rather than memory-mapped.
+    #[getter]
+    fn remote(&self) -> PyResult<bool> {
+        Ok(matches!(self.opened()?, Opened::Remote(_)))
     }
 
     /// The tree as Python values; ndarray nodes become `make_array(pointer)`, other tagged nodes
@@ -90,11 +164,9 @@ impl NativeFile {
         make_array: Bound<'py, PyAny>,
         pointer: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let file = self.file(py)?;
-        let node = file
-            .pointer(pointer)
-            .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
-        let mut conv = Converter::new(py, file.clone(), tagged, make_array)?;
+        let engine = self.engine()?;
+        let node = engine.node(pointer).map_err(asdf_err)?;
+        let mut conv = Converter::new(py, engine.clone(), tagged, make_array)?;
         let mut path = pointer.to_string();
         conv.convert(node, &mut path)
     }
@@ -105,10 +177,11 @@ impl NativeFile {
         py: Python<'py>,
         pointer: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        array::read(&self.buffer(py)?, pointer)
+        array::read(py, &self.engine()?, self.buffer(py)?.as_ref(), pointer)
     }
 
-    /// The region `[starts, stops)` of the chunked array at `pointer`.
+    /// The region `[starts, stops)` of the numeric array at `pointer`, reading only what covers
+    /// it where the layout allows (chunks, rows of an uncompressed block, lz4 chunks).
     fn read_region<'py>(
         &self,
         py: Python<'py>,
@@ -117,17 +190,15 @@ impl NativeFile {
         stops: Vec<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ranges: Vec<Range<usize>> = starts.into_iter().zip(stops).map(|(a, b)| a..b).collect();
-        array::read_region(py, &self.file(py)?, pointer, ranges)
+        array::read_region(py, &self.engine()?, pointer, ranges)
     }
 
     /// What the lazy array object needs: `kind` (`"ndarray"`/`"chunked"`, zarr arrays being
     /// chunked ones), `shape`, `dtype`,
     /// `masked`, `compressed` and, for chunked arrays, `chunks` (start and shape of each).
     fn array_info<'py>(&self, py: Python<'py>, pointer: &str) -> PyResult<Bound<'py, PyDict>> {
-        let file = self.file(py)?;
-        let node = file
-            .pointer(pointer)
-            .ok_or_else(|| asdf_err(asdf::AsdfError::NoNode(pointer.to_string())))?;
+        let engine = self.engine()?;
+        let node = engine.node(pointer).map_err(asdf_err)?;
         let info = PyDict::new(py);
         match array_kind(node) {
             Some(ArrayKind::Chunked) => {
@@ -147,7 +218,7 @@ impl NativeFile {
                 info.set_item("compressed", true)?;
             }
             Some(ArrayKind::Zarr) => {
-                let z = ZarrArray::open(node, &*file).map_err(|e| nd_err(pointer, e))?;
+                let z = engine.zarr(node, pointer).map_err(asdf_err)?;
                 info.set_item("kind", "chunked")?;
                 info.set_item("shape", z.shape.clone())?;
                 let dt = asdf::ndarray::Datatype::Scalar(z.scalar);
@@ -159,54 +230,50 @@ impl NativeFile {
                 info.set_item("chunks", zarr_chunks(&z)?)?;
                 info.set_item("compressed", true)?;
             }
-            _ => {
-                let meta = file.meta(pointer).map_err(asdf_err)?;
-                let shape = match (&meta.shape, &meta.data, meta.streamed) {
-                    (Some(s), None, false) => Some(s.clone()),
-                    // Inline data and streamed arrays: the shape is known after reading.
-                    _ => None,
-                };
-                info.set_item("kind", "ndarray")?;
-                info.set_item("shape", shape)?;
-                let dtype = match &meta.datatype {
-                    Some(dt) => Some(numpy_dtype(py, dt, native_or(dt, meta.byteorder))?),
-                    None => None,
-                };
-                info.set_item("dtype", dtype)?;
-                info.set_item("masked", meta.mask.is_some() || meta.data.is_some())?;
-                let compressed = match &meta.source {
-                    Some(asdf::ndarray::Source::Block(b)) => file
-                        .blocks()
-                        .info(*b)
-                        .map(|i| i.header.is_compressed())
-                        .unwrap_or(true),
-                    _ => true,
-                };
-                info.set_item("compressed", compressed)?;
-            }
+            _ => ndarray_info(py, &engine, pointer, &info)?,
         }
         Ok(info)
     }
 
-    /// `"ndarray"`, `"chunked"`, `"zarr"` or `None` (not an array) for the node at `pointer`; `KeyError`
-    /// when there is none.
-    fn kind(&self, py: Python<'_>, pointer: &str) -> PyResult<Option<&'static str>> {
-        let file = self.file(py)?;
-        let node = file.pointer(pointer).ok_or_else(|| {
+    /// `"ndarray"`, `"chunked"`, `"zarr"`, `"awkward"` or `None` (not an array) for the node at
+    /// `pointer`; `KeyError` when there is none.
+    fn kind(&self, pointer: &str) -> PyResult<Option<&'static str>> {
+        let engine = self.engine()?;
+        let node = engine.tree().pointer(pointer).ok_or_else(|| {
             pyo3::exceptions::PyKeyError::new_err(format!("nothing in the tree at {pointer:?}"))
         })?;
         Ok(match array_kind(node) {
             Some(ArrayKind::NdArray) => Some("ndarray"),
             Some(ArrayKind::Chunked) => Some("chunked"),
             Some(ArrayKind::Zarr) => Some("zarr"),
+            None if asdf_awkward::is_awkward_tag(node.tag()) => Some("awkward"),
             None => None,
         })
     }
 
+    /// The awkward array (awkward0 or awkward 2 tag) at `pointer` as `(form, length, buffers)`
+    /// for `ak.from_buffers`.
+    fn awkward<'py>(
+        &self,
+        py: Python<'py>,
+        pointer: &str,
+    ) -> PyResult<(String, usize, Bound<'py, PyDict>)> {
+        let Engine::Local(file) = self.engine()? else {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                "awkward array at {pointer:?}: awkward arrays are read from local files only"
+            )));
+        };
+        let opts = asdf_awkward::ReadOptions::default();
+        let layout = py
+            .detach(|| asdf_awkward::from_asdf(&file, pointer, &opts))
+            .map_err(|e| awkward_err(pointer, e))?;
+        buffers_of(py, &layout, pointer)
+    }
+
     /// JSON Pointers of every array in the tree, in tree order.
-    fn arrays(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+    fn arrays(&self) -> PyResult<Vec<String>> {
         Ok(self
-            .file(py)?
+            .engine()?
             .arrays()
             .into_iter()
             .map(|(p, _)| p)
@@ -215,29 +282,73 @@ impl NativeFile {
 
     /// Built-in checks of the core tags: a list of `(pointer, rule, message)`.
     fn validate(&self, py: Python<'_>) -> PyResult<Vec<(String, String, String)>> {
-        let file = self.file(py)?;
-        let report = py.detach(|| file.validate());
-        Ok(report
-            .violations
-            .into_iter()
-            .map(|v| (v.pointer, v.rule, v.message))
-            .collect())
+        let engine = self.engine()?;
+        Ok(py.detach(|| engine.validate()))
     }
 
     /// `#ASDF_STANDARD` version.
-    fn standard_version(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.file(py)?.standard_version().to_string())
+    fn standard_version(&self) -> PyResult<String> {
+        Ok(self.engine()?.standard_version().to_string())
     }
 
     /// Non-fatal oddities found while reading.
-    fn warnings(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        Ok(self.file(py)?.warnings().to_vec())
+    fn warnings(&self) -> PyResult<Vec<String>> {
+        Ok(self.engine()?.warnings().to_vec())
     }
 
-    /// The file's path.
-    fn path(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
-        Ok(self.file(py)?.path().map(|p| p.to_path_buf()))
+    /// For a remote file, `(size, etag)`: what names the version of the object read (`None`
+    /// for a local file).
+    fn version(&self) -> PyResult<Option<(u64, Option<String>)>> {
+        Ok(match self.opened()? {
+            Opened::Local(_) => None,
+            Opened::Remote(f) => Some((f.size(), f.etag().map(str::to_string))),
+        })
     }
+
+    /// For a remote file, `(requests, bytes)` received so far (`None` for a local file).
+    fn traffic(&self) -> PyResult<Option<(u64, u64)>> {
+        Ok(match self.opened()? {
+            Opened::Local(_) => None,
+            Opened::Remote(f) => {
+                let t = f.traffic();
+                Some((t.requests, t.bytes))
+            }
+        })
+    }
+
+    /// The file's path or URL.
+    fn path(&self) -> PyResult<Option<String>> {
+        Ok(self.engine()?.location())
+    }
+}
+
+/// [`NativeFile::array_info`] of a `core/ndarray` at `pointer`.
+fn ndarray_info(
+    py: Python<'_>,
+    engine: &Engine,
+    pointer: &str,
+    info: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let meta = engine.meta(pointer).map_err(asdf_err)?;
+    let shape = match (&meta.shape, &meta.data, meta.streamed) {
+        (Some(s), None, false) => Some(s.clone()),
+        // Inline data and streamed arrays: the shape is known after reading.
+        _ => None,
+    };
+    info.set_item("kind", "ndarray")?;
+    info.set_item("shape", shape)?;
+    let dtype = match &meta.datatype {
+        Some(dt) => Some(numpy_dtype(py, dt, native_or(dt, meta.byteorder))?),
+        None => None,
+    };
+    info.set_item("dtype", dtype)?;
+    info.set_item("masked", meta.mask.is_some() || meta.data.is_some())?;
+    let compressed = match &meta.source {
+        Some(asdf::ndarray::Source::Block(b)) => engine.block_compressed(*b).unwrap_or(true),
+        _ => true,
+    };
+    info.set_item("compressed", compressed)?;
+    Ok(())
 }
 
 /// The byte order arrays come out in: the stored one for records (like Python asdf), native

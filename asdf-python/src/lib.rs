@@ -3,11 +3,14 @@
 //!
 //! Arrays come out as NumPy arrays: zero-copy, read-only views of the file's memory map when
 //! the data is uncompressed, aligned and in this machine's byte order (the view's base object
-//! keeps the map alive), decoded with the GIL released otherwise. Every engine error becomes a
+//! keeps the map alive), decoded with the GIL released otherwise. Files given by URL (S3, GCS,
+//! Azure, HTTP) are read by ranged requests through the same calls (`engine.rs`). Every engine error becomes a
 //! Python exception carrying the engine's message.
 
 mod array;
+mod awkward;
 mod dtype;
+mod engine;
 mod errors;
 mod file;
 mod tree;
@@ -22,7 +25,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::FileBuffer>()?;
     m.add_class::<file::NativeFile>()?;
     m.add_function(wrap_pyfunction!(file::open_native, m)?)?;
+    m.add_function(wrap_pyfunction!(file::open_remote, m)?)?;
     m.add_function(wrap_pyfunction!(write::write_native, m)?)?;
+    m.add_function(wrap_pyfunction!(awkward::awkd_names, m)?)?;
+    m.add_function(wrap_pyfunction!(awkward::awkd_buffers, m)?)?;
     m.add("ENGINE", asdf::LIBRARY_NAME)?;
     Ok(())
 }

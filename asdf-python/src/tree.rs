@@ -3,12 +3,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use asdf::array_kind;
 use asdf::yaml::{Node, Value};
-use asdf::{array_kind, AsdfFile};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyComplex, PyDict, PyList, PyTuple};
 
+use crate::engine::Engine;
 use crate::errors::AsdfError;
 
 const YAML_TAG: &str = "tag:yaml.org,2002:";
@@ -18,7 +19,7 @@ const INTEGER_PREFIX: &str = "tag:stsci.edu:asdf/core/integer-";
 /// What converting a tree needs from Python, looked up once per conversion.
 pub struct Converter<'py> {
     py: Python<'py>,
-    file: Arc<AsdfFile>,
+    file: Engine,
     /// `asdf_rs.Tagged(tag, value)`.
     tagged: Bound<'py, PyAny>,
     /// `make_array(pointer)`: the lazy array object of an ndarray node.
@@ -33,7 +34,7 @@ pub struct Converter<'py> {
 impl<'py> Converter<'py> {
     pub fn new(
         py: Python<'py>,
-        file: Arc<AsdfFile>,
+        file: Engine,
         tagged: Bound<'py, PyAny>,
         make_array: Bound<'py, PyAny>,
     ) -> PyResult<Self> {
@@ -85,8 +86,10 @@ impl<'py> Converter<'py> {
             return Ok(PyComplex::from_doubles(self.py, z.re, z.im).into_any());
         }
         if tag.starts_with(INTEGER_PREFIX) {
-            let f: &AsdfFile = &self.file;
-            let big = asdf::ndarray::BigInteger::from_node(node, f).map_err(|e| at(path, e))?;
+            let big = self
+                .file
+                .integer(node, path)
+                .map_err(crate::errors::asdf_err)?;
             let hex: String = big.words.iter().rev().map(|w| format!("{w:08x}")).collect();
             let v = self
                 .int

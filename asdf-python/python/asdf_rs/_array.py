@@ -12,8 +12,10 @@ class Array:
 
     ``shape``, ``dtype``, ``ndim`` and ``size`` come from the tree. ``numpy.asarray(a)`` (or
     ``a[...]``) reads it (see :meth:`asdf_rs.AsdfFile.read`). Indexing a chunked array with
-    integers and slices decodes only the chunks the selection touches; other arrays are read
-    whole first (for uncompressed ones that is a zero-copy view, so slicing costs nothing).
+    integers and slices decodes only the chunks the selection touches, and indexing an array of
+    a remote file fetches only what covers the selection (its chunks, or the rows of an
+    uncompressed block); other arrays are read whole first (for uncompressed ones that is a
+    zero-copy view, so slicing costs nothing).
     """
 
     def __init__(self, file: Any, pointer: str):
@@ -73,7 +75,10 @@ class Array:
         return np.array(a, copy=True) if copy else a
 
     def __getitem__(self, key: Any) -> Any:
-        if self.chunked and self.dtype.kind in "biufc":  # region reads decode numbers
+        # Region reads (numbers only): the chunks a selection touches of a chunked array; the
+        # rows it covers of a remote file's array, which is never read whole for a slice.
+        partial = self.chunked or (self._file.remote and self._info()["shape"] is not None)
+        if partial and self.dtype.kind in "biufc":
             region = _region(key, self.shape)
             if region is not None:
                 starts, stops, rest = region

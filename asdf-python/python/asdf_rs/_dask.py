@@ -20,12 +20,16 @@ _OPEN_MAX = 4
 
 
 def _open(path: str, options: dict):
-    """The file at ``path``, opened once per process and version of the file (a small LRU:
-    the tasks of one worker share the memory map and the parsed tree)."""
-    from . import open as open_file
+    """The file at ``path`` (a path or URL), opened once per process and version of the file (a
+    small LRU: the tasks of one worker share the memory map or the remote file's fetched tree
+    and block headers)."""
+    from . import _URL, open as open_file
 
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size, tuple(sorted(options.items())))
+    if _URL.match(path):
+        key = (path, tuple(sorted(options.items())))
+    else:
+        st = os.stat(path)
+        key = (path, st.st_mtime_ns, st.st_size, tuple(sorted(options.items())))
     with _OPEN_LOCK:
         f = _OPEN.get(key)
         if f is not None:
@@ -72,20 +76,22 @@ def file_chunks(info: dict, shape: tuple, itemsize: int, rows: "int | None") -> 
 
 
 class _Source:
-    """What each Dask task reads from: picklable (a path and a pointer, no open file)."""
+    """What each Dask task reads from: picklable (a path or URL and a pointer, no open file).
+    ``partial``: read each piece as a region (chunked arrays, remote files) rather than slicing
+    the whole array (a zero-copy view for uncompressed local arrays)."""
 
-    def __init__(self, path: str, pointer: str, shape: tuple, dtype: np.dtype, options: dict, chunked: bool):
+    def __init__(self, path: str, pointer: str, shape: tuple, dtype: np.dtype, options: dict, partial: bool):
         self.path = path
         self.pointer = pointer
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
         self.options = options
-        self.chunked = chunked
+        self.partial = partial
 
     def __getitem__(self, key: Any) -> Any:
         f = _open(self.path, self.options)
-        if self.chunked and self.dtype.kind in "biufc":
+        if self.partial and self.dtype.kind in "biufc":
             region = _region(key, self.shape)
             if region is not None:
                 starts, stops, rest = region
@@ -100,12 +106,17 @@ def to_dask(file: Any, pointer: str, chunks: Any = None):
     info = file._native.array_info(pointer)
     arr = file.array(pointer)
     shape, dtype = tuple(arr.shape), np.dtype(arr.dtype)
-    path = os.path.abspath(file.path)
-    source = _Source(path, pointer, shape, dtype, dict(file._options), info["kind"] == "chunked")
+    if file.remote:
+        path, version = file.path, file._native.version()
+    else:
+        path = os.path.abspath(file.path)
+        st = os.stat(path)
+        version = (st.st_mtime_ns, st.st_size)
+    partial = info["kind"] == "chunked" or (file.remote and not info["compressed"] and not info["masked"])
+    source = _Source(path, pointer, shape, dtype, dict(file._options), partial)
     rows = chunks if isinstance(chunks, int) else None
     if chunks is None or rows is not None:
         chunks = file_chunks(info, shape, dtype.itemsize, rows)
-    st = os.stat(path)
-    name = "asdf-rs-" + tokenize(path, pointer, st.st_mtime_ns, st.st_size, chunks)
+    name = "asdf-rs-" + tokenize(path, pointer, version, chunks)
     meta = np.ma.empty((0,) * len(shape), dtype) if info["masked"] else np.empty((0,) * len(shape), dtype)
     return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, fancy=False, meta=meta)
