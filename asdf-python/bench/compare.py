@@ -1,9 +1,12 @@
 """asdf_rs vs Python asdf in one Python process, on files made here (small by default).
 
-    python asdf-python/bench/compare.py [--mib 256] [--dir /tmp/asdf-rs-bench] [--dask]
+    python asdf-python/bench/compare.py [--mib 256] [--items 100000] [--arrays 10000] [--dir /tmp/asdf-rs-bench]
+        [--dask] [--keys]
 
-Prints one row per case: best of 3 wall-clock times and the ratio. Not part of the test suite
-(timings do not belong in tests); the numbers depend on the machine and its load.
+Prints one row per case: best of 3 wall-clock times and the ratio; with ``--keys``, ``key
+seconds`` lines instead (what `cargo xtask bench` reads for its Python rows, case 8). Not part
+of the test suite (timings do not belong in tests); the numbers depend on the machine and its
+load.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ def main():
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--dir", default="/tmp/asdf-rs-bench")
     ap.add_argument("--dask", action="store_true", help="also time a dask sum on 2 worker processes vs 1")
+    ap.add_argument("--items", type=int, default=100_000, help="items of the tree case")
+    ap.add_argument("--arrays", type=int, default=10_000, help="arrays of the many-arrays case")
+    ap.add_argument("--keys", action="store_true", help="print `key seconds` lines for the bench harness")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     d = lambda name: os.path.join(args.dir, name)  # noqa: E731
@@ -53,15 +59,16 @@ def main():
     n = args.mib * (1 << 20) // 8
     rng = np.random.default_rng(0)
     big = np.cumsum(rng.standard_normal(n)).round(2)
-    tree = {"items": [{"id": i, "name": f"item{i}", "pos": [i * 0.5, -i, 3.25], "ok": i % 2 == 0} for i in range(100_000)]}
+    tree = {"items": [{"id": i, "name": f"item{i}", "pos": [i * 0.5, -i, 3.25], "ok": i % 2 == 0} for i in range(args.items)]}
     asdf.AsdfFile(tree).write_to(d("tree.asdf"))
-    asdf.AsdfFile({f"a{i}": np.arange(10, dtype=np.float64) + i for i in range(10_000)}).write_to(d("many.asdf"))
+    asdf.AsdfFile({f"a{i}": np.arange(10, dtype=np.float64) + i for i in range(args.arrays)}).write_to(d("many.asdf"))
     asdf_rs.write(d("raw.asdf"), {"a": big})
-    rows = []
 
-    def row(name, ours, theirs):
-        rows.append((name, ours, theirs))
-        print(f"{name:40s} asdf_rs {ours * 1e3:9.1f} ms   asdf {theirs * 1e3:9.1f} ms   {theirs / ours:6.1f}x", flush=True)
+    def row(key, name, ours, theirs):
+        if args.keys:
+            print(f"{key}_rs {ours!r}\n{key}_py {theirs!r}", flush=True)
+        else:
+            print(f"{name:40s} asdf_rs {ours * 1e3:9.1f} ms   asdf {theirs * 1e3:9.1f} ms   {theirs / ours:6.1f}x", flush=True)
 
     def rs_tree():
         with asdf_rs.open(d("tree.asdf")) as f:
@@ -71,7 +78,7 @@ def main():
         with asdf.open(d("tree.asdf")) as af:
             walk(af.tree)
 
-    row("open + walk a 100 000-item tree", best(rs_tree), best(py_tree))
+    row("tree", f"open + walk a {args.items}-item tree", best(rs_tree), best(py_tree))
 
     def rs_many():
         with asdf_rs.open(d("many.asdf")) as f:
@@ -84,7 +91,7 @@ def main():
                 if k.startswith("a"):
                     np.asarray(v)
 
-    row("open + read 10 000 small arrays", best(rs_many), best(py_many))
+    row("many", f"open + read {args.arrays} small arrays", best(rs_many), best(py_many))
     for codec in ("zlib", "lz4", "zstd"):
         asdf.get_config().all_array_compression = codec
         af = asdf.AsdfFile({"a": big})
@@ -99,7 +106,7 @@ def main():
             with asdf.open(d(f"{c}.asdf"), lazy_load=False, memmap=False) as af:
                 np.asarray(af["a"]).sum()
 
-        row(f"read {args.mib} MiB {codec}", best(rs_read), best(py_read))
+        row(f"read_{codec}", f"read {args.mib} MiB {codec}", best(rs_read), best(py_read))
     asdf.get_config().all_array_compression = None
 
     def rs_view():
@@ -110,7 +117,7 @@ def main():
         with asdf.open(d("raw.asdf"), memmap=True) as af:
             af["a"][123]
 
-    row(f"view {args.mib} MiB raw (one element)", best(rs_view), best(py_view))
+    row("view", f"view {args.mib} MiB raw (one element)", best(rs_view), best(py_view))
 
     def rs_write():
         asdf_rs.write(d("w_rs.asdf"), {"a": big}, compression="zstd")
@@ -120,12 +127,12 @@ def main():
         af.set_array_compression(big, "zstd")
         af.write_to(d("w_py.asdf"))
 
-    row(f"write {args.mib} MiB zstd", best(rs_write, 2), best(py_write, 2))
+    row("write_zstd", f"write {args.mib} MiB zstd", best(rs_write, 2), best(py_write, 2))
     if args.dask:
-        dask_rows(big, d)
+        dask_rows(big, d, args.keys)
 
 
-def dask_rows(big, d):
+def dask_rows(big, d, keys):
     """A dask sum over a chunked, zstd-compressed array: 2 worker processes vs 1."""
     import distributed
 
@@ -138,7 +145,10 @@ def dask_rows(big, d):
                 arr = f.to_dask("a")
                 client.compute(arr.sum()).result()  # warm the workers (imports, page cache)
                 times[n] = best(lambda: client.compute(arr.sum()).result())
-    print(f"{'dask sum, chunked zstd, 8 chunks':40s} 2 workers {times[2] * 1e3:9.1f} ms   1 worker {times[1] * 1e3:9.1f} ms   {times[1] / times[2]:6.1f}x", flush=True)
+    if keys:
+        print(f"dask_2 {times[2]!r}\ndask_1 {times[1]!r}", flush=True)
+    else:
+        print(f"{'dask sum, chunked zstd, 8 chunks':40s} 2 workers {times[2] * 1e3:9.1f} ms   1 worker {times[1] * 1e3:9.1f} ms   {times[1] / times[2]:6.1f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use crate::awkward::{awkward_err, layout_from_parts};
 use crate::dtype::from_numpy;
 use crate::errors::asdf_err;
 
@@ -23,6 +24,8 @@ struct Builder<'py> {
     options: StoreOptions,
     tagged: Bound<'py, PyAny>,
     chunked: Bound<'py, PyAny>,
+    /// `awkward_parts(obj)`: `(form, length, buffers)` of an `ak.Array`, `None` otherwise.
+    awkward_parts: Bound<'py, PyAny>,
     ndarray: Bound<'py, PyAny>,
     masked: Bound<'py, PyAny>,
     generic: Bound<'py, PyAny>,
@@ -35,13 +38,14 @@ struct Builder<'py> {
 // The arguments are Python keyword arguments of one call.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (path, tree, tagged, chunked, *, compression = None, version = None, align = 64))]
+#[pyo3(signature = (path, tree, tagged, chunked, awkward_parts, *, compression = None, version = None, align = 64))]
 pub fn write_native(
     py: Python<'_>,
     path: PathBuf,
     tree: Bound<'_, PyAny>,
     tagged: Bound<'_, PyAny>,
     chunked: Bound<'_, PyAny>,
+    awkward_parts: Bound<'_, PyAny>,
     compression: Option<&str>,
     version: Option<String>,
     align: u32,
@@ -58,6 +62,7 @@ pub fn write_native(
         options,
         tagged,
         chunked,
+        awkward_parts,
         ndarray: np.getattr("ndarray")?,
         masked: np.getattr("ma")?.getattr("MaskedArray")?,
         generic: np.getattr("generic")?,
@@ -146,6 +151,13 @@ impl<'py> Builder<'py> {
                 .or_else(|_| obj.call_method0("isoformat"))?
                 .extract()?;
             return Ok(Node::from(text).with_tag("tag:yaml.org,2002:timestamp"));
+        }
+        let parts = self.awkward_parts.call1((obj,))?;
+        if !parts.is_none() {
+            let (form, length, buffers): (String, usize, Bound<'py, PyDict>) = parts.extract()?;
+            let layout = layout_from_parts(&form, length, &buffers, path)?;
+            return asdf_awkward::to_asdf_awkward2(&layout, &mut self.writer, &self.options)
+                .map_err(|e| awkward_err(path, e));
         }
         if obj.hasattr("__array__")? {
             let a = self.py.import("numpy")?.getattr("asarray")?.call1((obj,))?;

@@ -154,6 +154,8 @@ mod tests {
             "{md}"
         );
         assert_eq!(has("awkward0"), with_python, "{md}");
+        // The Python package's case needs the venv with asdf_rs built into it.
+        assert_eq!(md.contains("8. Python: to_dask sum"), with_python, "{md}");
         for name in [
             "asdf-rs",
             "rawarray 0.1.4",

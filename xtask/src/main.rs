@@ -226,18 +226,7 @@ fn clippy_and_docs() -> Result<(), String> {
 /// extension; its dependencies, the workspace crates included, are optimised), then its pytest
 /// suite against Python asdf 6.0.0 and a two-process Dask cluster.
 fn python_package(python: &Path) -> Result<(), String> {
-    let root = workspace_root();
-    let crate_dir = root.join("asdf-python");
-    pip_install(python, &crate_dir.join("requirements-test.txt"))?;
-    let venv = python
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("the venv interpreter has no venv directory")?;
-    run(Command::new(python)
-        .args(["-m", "maturin", "develop", "--quiet", "--manifest-path"])
-        .arg(crate_dir.join("Cargo.toml"))
-        .env("VIRTUAL_ENV", venv)
-        .env("CARGO_TARGET_DIR", shared_target()))?;
+    let crate_dir = build_python_package(python, false)?;
     run(Command::new(python).current_dir(&crate_dir).args([
         "-m",
         "pytest",
@@ -246,6 +235,28 @@ fn python_package(python: &Path) -> Result<(), String> {
         "no:cacheprovider",
         "tests",
     ]))
+}
+
+/// Installs the Python package's tools into the venv and builds `asdf_rs` into it (`release`:
+/// optimised as a wheel would be, for the benchmarks); returns the package's directory.
+fn build_python_package(python: &Path, release: bool) -> Result<PathBuf, String> {
+    let crate_dir = workspace_root().join("asdf-python");
+    pip_install(python, &crate_dir.join("requirements-test.txt"))?;
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the venv interpreter has no venv directory")?;
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "maturin", "develop", "--quiet"]);
+    if release {
+        cmd.arg("--release");
+    }
+    run(cmd
+        .arg("--manifest-path")
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("VIRTUAL_ENV", venv)
+        .env("CARGO_TARGET_DIR", shared_target()))?;
+    Ok(crate_dir)
 }
 
 /// `cargo xtask conformance`: prints the table, writes it to target/conformance/CONFORMANCE.md,
@@ -286,6 +297,8 @@ fn shared_target() -> PathBuf {
 /// because its crates.io peers would make package names ambiguous here), with the venv's Python.
 fn bench(extra: &[String]) -> Result<(), String> {
     let python = venv()?;
+    // Case 8 times the Python package: built as a release wheel would be.
+    build_python_package(&python, true)?;
     let root = workspace_root();
     let manifest = root.join("benchmarks").join("Cargo.toml");
     run(Command::new(cargo())

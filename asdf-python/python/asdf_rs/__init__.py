@@ -8,7 +8,8 @@
 >>> float(data.sum())
 15.0
 
-* :func:`open` gives an :class:`AsdfFile`: ``f.tree`` (dict, list, str, int, float, bool, None,
+* :func:`open` (a path, or an ``s3://``, ``gs://``, ``az://`` or ``https://`` URL read by
+  ranged requests) gives an :class:`AsdfFile`: ``f.tree`` (dict, list, str, int, float, bool, None,
   bytes, datetime, complex; :class:`Tagged` for other tagged nodes; :class:`Array` for arrays),
   ``f[pointer]`` (a NumPy array, ``numpy.ma.MaskedArray`` when the array has a mask),
   ``f.array(pointer)`` (a lazy :class:`Array`), ``f.to_dask(pointer)``, ``f.info()``,
@@ -24,6 +25,10 @@ Engine errors are raised as :class:`AsdfError` (a ``ValueError``) carrying the e
 from __future__ import annotations
 
 import os
+import re
+import sys
+import urllib.parse
+import urllib.request
 from typing import Any, Iterator
 
 import numpy as np
@@ -45,6 +50,7 @@ __all__ = [
     "TaggedScalar",
     "TaggedStr",
     "open",
+    "read_awkd",
     "write",
 ]
 
@@ -59,7 +65,8 @@ def _pointer(key: str) -> str:
 
 
 class AsdfFile:
-    """An open ASDF file (memory-mapped). Use :func:`open` to make one.
+    """An open ASDF file: memory-mapped, or read by ranged requests when opened by URL. Use
+    :func:`open` to make one.
 
     Closing the file (or leaving its ``with`` block) drops the file object's reference to the
     memory map; arrays already read keep it alive and stay valid.
@@ -89,8 +96,18 @@ class AsdfFile:
 
     @property
     def path(self) -> str:
-        """The path the file was opened from."""
+        """The path or URL the file was opened from."""
         return self._path
+
+    @property
+    def remote(self) -> bool:
+        """Whether the file was opened by URL (read by ranged requests, arrays always copies)."""
+        return self._native.remote
+
+    @property
+    def traffic(self) -> "tuple[int, int] | None":
+        """For a file opened by URL: ``(requests, bytes)`` received so far; ``None`` otherwise."""
+        return self._native.traffic()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -129,11 +146,23 @@ class AsdfFile:
     # Arrays --------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         """The node at a JSON Pointer (``"sci/data"`` or ``"/sci/data"``): a NumPy array for an
-        ndarray (a masked array when it has a mask), the converted value otherwise."""
+        ndarray (a masked array when it has a mask), an ``ak.Array`` for an awkward array, the
+        converted value otherwise."""
         pointer = _pointer(key)
-        if self._native.kind(pointer) is not None:
+        kind = self._native.kind(pointer)
+        if kind == "awkward":
+            return self.awkward(pointer)
+        if kind is not None:
             return self.read(pointer)
         return self._convert(pointer)
+
+    def awkward(self, pointer: str) -> Any:
+        """The awkward array stored at ``pointer`` (an awkward0 or awkward 2 node, as
+        ``asdftool convert x.awkd x.asdf`` or :func:`write` store them) as an ``ak.Array``."""
+        import awkward as ak
+
+        form, length, buffers = self._native.awkward(_pointer(pointer))
+        return ak.from_buffers(form, length, buffers)
 
     def read(self, pointer: str) -> np.ndarray:
         """The array at ``pointer`` as a NumPy array.
@@ -167,8 +196,9 @@ class AsdfFile:
 
         Its chunks follow the file: the chunk grid of a chunked ndarray, slabs along the first
         axis (about 64 MiB each, or ``chunks`` rows) of an uncompressed block, the whole block
-        otherwise. Each task opens the file itself (by path), so a ``dask.distributed`` cluster
-        reads one file from many worker processes.
+        otherwise. Each task opens the file itself (by path or URL, with the options it was
+        opened with), so a ``dask.distributed`` cluster reads one file from many worker
+        processes; a task over a remote file fetches only the chunks or rows of its own piece.
         """
         from ._dask import to_dask
 
@@ -198,20 +228,79 @@ class AsdfFile:
             raise AsdfError("the tree is not valid ASDF:\n" + "\n".join(lines))
 
 
-def open(path: "str | os.PathLike", *, validate_checksums: bool = True, untrusted: bool = False) -> AsdfFile:
-    """Opens the ASDF file at ``path`` (memory-mapped; nothing but the tree is read yet).
+#: A URL scheme (``s3://``, ``https://``...): such paths are opened by ranged requests.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _local_path(url: str) -> str:
+    """The local path of a ``file://`` URL."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.netloc not in ("", "localhost"):
+        raise ValueError(f"{url!r}: file URLs name a local path (file:///path)")
+    return urllib.request.url2pathname(parsed.path)
+
+
+def open(
+    path: "str | os.PathLike",
+    *,
+    validate_checksums: bool = True,
+    untrusted: bool = False,
+    endpoint_url: "str | None" = None,
+    region: "str | None" = None,
+    anonymous: bool = False,
+    timeout: "float | None" = None,
+    retries: "int | None" = None,
+    storage_options: "dict | None" = None,
+) -> AsdfFile:
+    """Opens the ASDF file at ``path``: a local path (memory-mapped; nothing but the tree is
+    read yet) or a URL (``s3://bucket/key``, ``gs://``, ``az://``, ``https://``; ``file://`` is a
+    local path).
 
     * ``validate_checksums``: verify each block's MD5 when its data is first used (Python
       asdf's convention for old files is accepted too). ``False`` makes zero-copy access O(1).
     * ``untrusted``: resource ceilings for files from untrusted sources (1 GiB per decoded
       block or array, 4 GiB per file, bounded YAML aliases and scalars).
 
+    A URL is read by ranged requests: opening fetches the header, the tree and the block index
+    (two requests for most files), each array only the blocks it needs, and a slice of a
+    chunked or uncompressed array only the chunks or rows it covers. Credentials, region and
+    endpoint come from the usual environment variables (``AWS_ACCESS_KEY_ID``,
+    ``AWS_ENDPOINT_URL``, ``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_STORAGE_ACCOUNT_NAME``...)
+    and from these options:
+
+    * ``endpoint_url``: an S3-compatible server (MinIO, Ceph, a local test server).
+    * ``region``: the S3 region.
+    * ``anonymous``: unsigned requests, for public buckets.
+    * ``timeout`` (seconds per request, default 30) and ``retries`` (default 3).
+    * ``storage_options``: further settings of the Rust ``object_store`` client by their
+      builder keys, e.g. ``{"aws_access_key_id": ..., "aws_secret_access_key": ...}``.
+
     Raises ``FileNotFoundError`` or :class:`AsdfError` (with the engine's message).
     """
     path = os.fspath(path)
     options = {"validate_checksums": validate_checksums, "untrusted": untrusted}
-    native = _native.open_native(path, **options)
+    if _URL.match(path) and path[:7].lower() == "file://":
+        path = _local_path(path)
+    if not _URL.match(path):
+        native = _native.open_native(path, **options)
+        return AsdfFile(native, path, options)
+    remote = {
+        "endpoint_url": endpoint_url,
+        "region": region,
+        "anonymous": anonymous,
+        "timeout": timeout,
+        "retries": retries,
+        "storage_options": tuple(sorted((str(k), str(v)) for k, v in dict(storage_options or {}).items())),
+    }
+    options.update(remote)
+    native = _open_remote(path, options)
     return AsdfFile(native, path, options)
+
+
+def _open_remote(url: str, options: dict) -> Any:
+    kwargs = dict(options)
+    kwargs["config"] = list(kwargs.pop("storage_options"))
+    return _native.open_remote(url, **kwargs)
 
 
 def write(
@@ -227,7 +316,8 @@ def write(
     ``tree`` holds dicts, lists/tuples, ``str``, ``int`` (beyond 64 bits as ``core/integer``),
     ``float``, ``complex``, ``bool``, ``None``, ``bytes``, ``datetime``/``date``, NumPy arrays
     (numbers, ``S``/``U`` strings, packed structured dtypes), ``numpy.ma.MaskedArray``,
-    NumPy scalars, :class:`Tagged` values and :class:`Chunked` arrays.
+    NumPy scalars, :class:`Tagged` values, :class:`Chunked` arrays and ``ak.Array`` (stored as
+    awkward 2 buffers, each an ASDF block; read back with ``f[pointer]``).
 
     * ``compression``: block compression of every array (``"zlib"``, ``"bzp2"``, ``"lz4"``,
       ``"zstd"``...; ``None`` keeps arrays uncompressed so readers can map them).
@@ -237,5 +327,37 @@ def write(
       place; 0 writes Python asdf's unaligned layout.
     """
     _native.write_native(
-        os.fspath(path), tree, Tagged, Chunked, compression=compression, version=version, align=align
+        os.fspath(path),
+        tree,
+        Tagged,
+        Chunked,
+        _awkward_parts,
+        compression=compression,
+        version=version,
+        align=align,
     )
+
+
+def _awkward_parts(obj: Any) -> Any:
+    """``(form, length, buffers)`` of an ``ak.Array`` (``ak.to_buffers``, buffers as bytes),
+    ``None`` for anything else."""
+    ak = sys.modules.get("awkward")
+    if ak is None or not isinstance(obj, ak.Array):
+        return None
+    form, length, container = ak.to_buffers(obj, byteorder="<")
+    buffers = {k: np.ascontiguousarray(v).tobytes() for k, v in container.items()}
+    return form.to_json(), int(length), buffers
+
+
+def read_awkd(path: "str | os.PathLike", name: "str | None" = None) -> Any:
+    """The awkward arrays of the awkward0 ``.awkd`` file at ``path`` as ``ak.Array``: the one
+    named ``name``, or when ``name`` is ``None`` the only one (a dict by name when there are
+    several). Nothing in the file is executed: its functions are checked against a whitelist."""
+    import awkward as ak
+
+    path = os.fspath(path)
+    names = [name] if name is not None else _native.awkd_names(path)
+    arrays = {n: ak.from_buffers(*_native.awkd_buffers(path, n)) for n in names}
+    if name is not None or len(arrays) == 1:
+        return next(iter(arrays.values()))
+    return arrays

@@ -9,6 +9,7 @@ mod awkward;
 mod compressed;
 mod limits;
 mod many;
+mod py_package;
 mod rawarray;
 mod remote;
 mod tree;
@@ -65,6 +66,10 @@ pub const ALL: &[Case] = &[
     Case {
         name: "remote",
         run: remote::run,
+    },
+    Case {
+        name: "python",
+        run: py_package::run,
     },
 ];
 
