@@ -24,6 +24,7 @@
 //! interrupted write never destroys the previous file.
 
 mod arrays;
+pub mod astro;
 mod builder;
 mod cache;
 mod checked;

@@ -280,6 +280,12 @@ impl RemoteFile {
         crate::arrays::find_arrays(&self.tree)
     }
 
+    /// The node at `pointer` read as `T` (see [`AsdfFile::get`](crate::AsdfFile::get)); its
+    /// arrays are fetched when read by pointer.
+    pub fn get<T: crate::astro::FromTree>(&self, pointer: &str) -> Result<T> {
+        crate::astro::get(&self.tree, pointer)
+    }
+
     /// The parsed ndarray node at `pointer`.
     pub fn meta(&self, pointer: &str) -> Result<NdArrayMeta> {
         crate::arrays::meta_of(pointer, self.node_at(pointer)?)
