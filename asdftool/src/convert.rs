@@ -28,12 +28,19 @@ pub struct ConvertOptions {
 pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Result<String> {
     let local = input::localize(input_path)?;
     let input_path = local.path();
-    let out_fmt = by_extension(output).ok_or_else(|| {
-        CliError::Usage(format!(
-            "cannot tell the output format of {}: use the extension .asdf, .ra, .npy or .awkd",
-            output.display()
-        ))
-    })?;
+    let Some(out_fmt) = by_extension(output) else {
+        // Without an extension, the output is a directory for a table's columns.
+        return match opts.pointer.as_deref() {
+            Some(p) if output.extension().is_none() => {
+                crate::columns::write_columns(input_path, output, p)
+            }
+            _ => Err(CliError::Usage(format!(
+                "cannot tell the output format of {}: use the extension .asdf, .ra, .npy or \
+                 .awkd, or a directory with --pointer naming a table",
+                output.display()
+            ))),
+        };
+    };
     let (in_fmt, inp) = input::open_any(input_path)?;
     let label = opts.compression.unwrap_or(Label::NONE);
     match (inp, out_fmt) {
@@ -271,16 +278,7 @@ fn write_single(
 ) -> Result<()> {
     match fmt {
         Format::Asdf => rewrite::write_single(a, output, label, opts.level, byteorder, None),
-        Format::Npy => {
-            let bytes = crate::npy::to_bytes(a)?;
-            asdf::atomic_write(output, |w| {
-                std::io::Write::write_all(w, &bytes).map_err(|e| asdf::AsdfError::Io {
-                    context: "writing".into(),
-                    source: e,
-                })
-            })
-            .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))
-        }
+        Format::Npy => crate::columns::write_file(output, &crate::npy::to_bytes(a)?),
         Format::RawArray => {
             let ra = input::any_to_ra(a)?;
             ra.save(output, &rawarray::WriteOptions::default())

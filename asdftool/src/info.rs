@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use asdf::astro::{FromTree, Quantity, Table, Time, Values};
 use asdf::block::BlockLayout;
 use asdf::ndarray::{ChunkedArray, Mask, NdArrayMeta, Source, ZarrArray};
 use asdf::yaml::{Node, Value};
@@ -369,6 +370,9 @@ impl Renderer<'_> {
             self.line(format!("{prefix}{connector}{name} ({ty}){anchor}: {desc}"));
             return;
         }
+        if self.astro(prefix, connector, child_prefix, name, node, depth) {
+            return;
+        }
         let text = match scalar_text(node) {
             Some(s) => format!("{prefix}{connector}{name} ({ty}){anchor}: {}", one_line(&s)),
             None => format!("{prefix}{connector}{name} ({ty}){anchor}"),
@@ -398,6 +402,92 @@ impl Renderer<'_> {
             if self.truncated {
                 return;
             }
+        }
+    }
+}
+
+impl Renderer<'_> {
+    /// A quantity, time or table in one line each (a table's columns below it, then its
+    /// `meta`), as astronomers read them: values (shape and datatype, or the scalar), unit,
+    /// format and scale. `false` for any other node, or one that does not parse as its tag says
+    /// (shown raw instead).
+    fn astro(
+        &mut self,
+        prefix: &str,
+        connector: &str,
+        child_prefix: &str,
+        name: &str,
+        node: &Node,
+        depth: usize,
+    ) -> bool {
+        let tag = node.tag().unwrap_or("");
+        let head = format!("{prefix}{connector}{name}");
+        if Quantity::accepts(tag) {
+            let Ok(q) = Quantity::from_tree(node, "") else {
+                return false;
+            };
+            let values = self.values(node, &q.value);
+            self.line(format!("{head} (Quantity): {values}, unit {}", q.unit));
+        } else if Time::accepts(tag) {
+            let Ok(t) = Time::from_tree(node, "") else {
+                return false;
+            };
+            let mut text = format!("{head} (Time): {}", self.values(node, &t.value));
+            for (k, v) in [("format", &t.format), ("scale", &t.scale)] {
+                if let Some(v) = v {
+                    let _ = write!(text, ", {k} {v}");
+                }
+            }
+            self.line(text);
+        } else if Table::accepts(tag) {
+            let Ok(t) = Table::from_tree(node, "") else {
+                return false;
+            };
+            self.table(&head, &format!("{prefix}{child_prefix}"), node, &t, depth);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// A table's line, its columns', then its `meta` as a subtree.
+    fn table(&mut self, head: &str, inner: &str, node: &Node, t: &Table, depth: usize) {
+        let kind = if t.qtable { "QTable" } else { "Table" };
+        if !self.line(format!("{head} ({kind}): {} columns", t.columns.len())) {
+            return;
+        }
+        let n = t.columns.len() + usize::from(t.meta.is_some());
+        for (i, c) in t.columns.iter().enumerate() {
+            let c_conn = if i + 1 == n { "└─" } else { "├─" };
+            let mut text = format!(
+                "{inner}{c_conn}{}: {}",
+                c.name,
+                self.values(node, &c.values)
+            );
+            if let Some(u) = &c.unit {
+                let _ = write!(text, ", unit {u}");
+            }
+            if let Some(d) = &c.description {
+                let _ = write!(text, " ({})", one_line(d));
+            }
+            if !self.line(text) {
+                return;
+            }
+        }
+        if let Some(meta) = &t.meta {
+            self.node(inner, "└─", "  ", "meta", meta, depth + 1);
+        }
+    }
+
+    /// `values` of the node `within` (pointers relative to it): an array's description or the
+    /// scalar.
+    fn values(&self, within: &Node, values: &Values) -> String {
+        match values {
+            Values::Scalar(n) => scalar_text(n).map(|s| one_line(&s)).unwrap_or_default(),
+            Values::Array(p) => match within.pointer(p) {
+                Some(a) => describe_array(self.file, a).0,
+                None => format!("(no array at {p})"),
+            },
         }
     }
 }

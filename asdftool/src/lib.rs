@@ -26,6 +26,7 @@
 //! ```
 
 pub mod awk;
+pub mod columns;
 pub mod convert;
 pub mod diff;
 pub mod edit;

@@ -125,11 +125,13 @@ enum Verb {
         pointer: Option<String>,
     },
     /// Convert by extension between .asdf, .ra, .npy and .awkd. A single array becomes an ASDF
-    /// tree with the array at /data.
+    /// tree with the array at /data. With --pointer naming a table (core/table, astropy table)
+    /// and an output without extension, the table's columns become one .npy file each in that
+    /// directory (masks as <name>.mask.npy), listed with units in columns.json.
     Convert {
         /// The input file.
         input: PathBuf,
-        /// The output file (.asdf, .ra, .npy or .awkd).
+        /// The output file (.asdf, .ra, .npy or .awkd), or a directory for a table's columns.
         output: PathBuf,
         /// From ASDF: the array to convert (default /data, or the only array).
         #[arg(long, value_name = "POINTER")]
