@@ -365,17 +365,18 @@ impl Renderer<'_> {
         }
         let ty = type_name(node);
         let anchor = if node.is_shared() { " &" } else { "" };
+        let head = format!("{prefix}{connector}{name}");
         if asdf::array_kind(node).is_some() {
             let (desc, _) = describe_array(self.file, node);
-            self.line(format!("{prefix}{connector}{name} ({ty}){anchor}: {desc}"));
+            self.line(format!("{head} ({ty}){anchor}: {desc}"));
             return;
         }
-        if self.astro(prefix, connector, child_prefix, name, node, depth) {
+        if self.astro(&head, &format!("{prefix}{child_prefix}"), node, depth) {
             return;
         }
         let text = match scalar_text(node) {
-            Some(s) => format!("{prefix}{connector}{name} ({ty}){anchor}: {}", one_line(&s)),
-            None => format!("{prefix}{connector}{name} ({ty}){anchor}"),
+            Some(s) => format!("{head} ({ty}){anchor}: {}", one_line(&s)),
+            None => format!("{head} ({ty}){anchor}"),
         };
         if !self.line(text) {
             return;
@@ -411,17 +412,9 @@ impl Renderer<'_> {
     /// `meta`), as astronomers read them: values (shape and datatype, or the scalar), unit,
     /// format and scale. `false` for any other node, or one that does not parse as its tag says
     /// (shown raw instead).
-    fn astro(
-        &mut self,
-        prefix: &str,
-        connector: &str,
-        child_prefix: &str,
-        name: &str,
-        node: &Node,
-        depth: usize,
-    ) -> bool {
+    /// `head` is the line's start (indent, connector, name), `inner` the indent of children.
+    fn astro(&mut self, head: &str, inner: &str, node: &Node, depth: usize) -> bool {
         let tag = node.tag().unwrap_or("");
-        let head = format!("{prefix}{connector}{name}");
         if Quantity::accepts(tag) {
             let Ok(q) = Quantity::from_tree(node, "") else {
                 return false;
@@ -443,7 +436,7 @@ impl Renderer<'_> {
             let Ok(t) = Table::from_tree(node, "") else {
                 return false;
             };
-            self.table(&head, &format!("{prefix}{child_prefix}"), node, &t, depth);
+            self.table(head, inner, node, &t, depth);
         } else {
             return false;
         }
