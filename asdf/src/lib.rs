@@ -32,6 +32,7 @@ mod error;
 mod extension;
 pub mod external;
 mod file;
+pub mod fits;
 pub mod layout;
 mod rebuild;
 #[cfg(feature = "remote")]

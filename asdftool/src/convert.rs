@@ -73,6 +73,7 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             })
         }
         (Input::Awkd, Format::Asdf) => awkd_to_asdf(input_path, output, opts, label),
+        (Input::Fits(f), fmt) => from_fits(&f, output, fmt, opts, label),
         (Input::Awkd, fmt) => {
             let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
             let a = crate::awk::layout_to_array(&l)?;
@@ -144,6 +145,45 @@ fn from_asdf(
             ))
         }
     }
+}
+
+/// `convert` from a FITS file with an ASDF tree: to ASDF, the whole tree with every array
+/// (image extensions included) stored in blocks; to the single-array formats, the array
+/// `--pointer` names (or `/data`).
+fn from_fits(
+    f: &asdf::fits::FitsAsdf,
+    output: &Path,
+    fmt: Format,
+    opts: &ConvertOptions,
+    label: Label,
+) -> Result<String> {
+    let read = |p: &str| f.read(p).map_err(|e| CliError::Invalid(e.to_string()));
+    if fmt != Format::Asdf {
+        let p = input::pick_array_of(f.tree(), opts.pointer.as_deref())?;
+        write_single(&read(&p)?, output, fmt, label, opts, ByteOrder::NATIVE)?;
+        return Ok(format!(
+            "wrote {} from {p} of the FITS file",
+            output.display()
+        ));
+    }
+    let mut w = asdf::AsdfWriter::new();
+    let store = asdf::StoreOptions {
+        compression: label,
+        level: opts.level,
+        ..asdf::StoreOptions::default()
+    };
+    let mut arrays = 0;
+    let tree = crate::tree::map_arrays(f.tree(), &mut |p, _| {
+        arrays += 1;
+        w.add_any(&read(p)?, &store)
+            .map_err(|e| CliError::Unsupported(format!("array at {p:?}: {e}")))
+    })?;
+    w.write_path(output, tree, &asdf::WriteOptions::default())
+        .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
+    Ok(format!(
+        "wrote {} ({arrays} arrays from the FITS file, now in blocks)",
+        output.display()
+    ))
 }
 
 /// The root key that records the RawArray element type of `/data` when ASDF has none for it
@@ -288,5 +328,9 @@ fn write_single(
             let l = crate::awk::array_to_layout(a)?;
             crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)
         }
+        Format::Fits => Err(CliError::Usage(format!(
+            "{}: FITS files are read, not written",
+            output.display()
+        ))),
     }
 }

@@ -43,7 +43,7 @@ pub trait Summary {
     fn layout(&self) -> &BlockLayout;
 }
 
-impl Summary for AsdfFile {
+impl<B: AsRef<[u8]>> Summary for AsdfFile<B> {
     fn standard_version(&self) -> &str {
         AsdfFile::standard_version(self)
     }
@@ -142,7 +142,41 @@ pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
         Format::RawArray => ra_info(path, opts),
         Format::Npy => npy_info(path, opts),
         Format::Awkd => crate::awk::info(path, opts.json),
+        Format::Fits => fits_info(path, opts),
     }
+}
+
+/// `info` of a FITS file holding an ASDF tree: its HDUs, then the tree as for an ASDF file
+/// (arrays stored in image extensions show as `external fits:NAME,VER`).
+fn fits_info(path: &Path, opts: &InfoOptions) -> Result<String> {
+    let f = input::open_fits(path)?;
+    let tree = asdf_info(f.asdf(), opts)?;
+    if opts.json {
+        return Ok(tree);
+    }
+    let mut text = format!("FITS file with {} HDUs:\n", f.hdus().len());
+    for h in f.hdus() {
+        let name = h
+            .name
+            .as_deref()
+            .map(|n| format!(" {n},{}", h.version))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "  [{}] {}{name}: BITPIX {}, shape {:?}{}",
+            h.index,
+            h.kind,
+            h.bitpix,
+            h.shape,
+            if h.bzero != 0.0 || h.bscale != 1.0 {
+                format!(", BSCALE {} BZERO {}", h.bscale, h.bzero)
+            } else {
+                String::new()
+            }
+        );
+    }
+    text.push_str(&tree);
+    Ok(text)
 }
 
 /// Describes an array node in one line, and as JSON.

@@ -169,6 +169,8 @@ pub enum Input {
     Array(AnyArray, ByteOrder),
     /// An Awkward Array 0.x file.
     Awkd,
+    /// A FITS file with an ASDF tree (JWST products).
+    Fits(Box<asdf::fits::FitsAsdf>),
 }
 
 /// Opens `path`, sniffing its format.
@@ -186,8 +188,15 @@ pub fn open_any(path: &Path) -> Result<(Format, Input)> {
             Input::Array(a, header.datatype()?.1)
         }
         Format::Awkd => Input::Awkd,
+        Format::Fits => Input::Fits(Box::new(open_fits(path)?)),
     };
     Ok((fmt, input))
+}
+
+/// Opens a FITS file holding an ASDF tree, with the tool's reading limits.
+pub fn open_fits(path: &Path) -> Result<asdf::fits::FitsAsdf> {
+    check_readable(path)?;
+    asdf::fits::FitsAsdf::open(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
 /// Opens a RawArray file.
@@ -261,11 +270,16 @@ pub fn asdf_array(file: &AsdfFile, pointer: &str) -> Result<AnyArray> {
 /// Which array of an ASDF file a single-array operation uses: `pointer` if given, else `/data`
 /// when it is an array, else the only array.
 pub fn pick_array(file: &AsdfFile, pointer: Option<&str>) -> Result<String> {
-    let arrays = file.arrays();
+    pick_array_of(file.tree(), pointer)
+}
+
+/// [`pick_array`] in a tree.
+pub fn pick_array_of(tree: &asdf::yaml::Node, pointer: Option<&str>) -> Result<String> {
+    let arrays = asdf::find_arrays(tree);
     if let Some(p) = pointer {
         return if arrays.iter().any(|(q, _)| q == p) {
             Ok(p.to_string())
-        } else if file.pointer(p).is_some() {
+        } else if tree.pointer(p).is_some() {
             Err(CliError::Usage(format!(
                 "the node at {p:?} is not an array"
             )))

@@ -124,8 +124,9 @@ enum Verb {
         #[arg(long, value_name = "POINTER")]
         pointer: Option<String>,
     },
-    /// Convert by extension between .asdf, .ra, .npy and .awkd. A single array becomes an ASDF
-    /// tree with the array at /data. With --pointer naming a table (core/table, astropy table)
+    /// Convert by extension between .asdf, .ra, .npy and .awkd (FITS files with an ASDF tree,
+    /// JWST products, are read too). A single array becomes an ASDF tree with the array at
+    /// /data. With --pointer naming a table (core/table, astropy table)
     /// and an output without extension, the table's columns become one .npy file each in that
     /// directory (masks as <name>.mask.npy), listed with units in columns.json.
     Convert {

@@ -16,6 +16,8 @@ pub enum Format {
     Npy,
     /// Awkward Array 0.x `.awkd` (a ZIP archive).
     Awkd,
+    /// FITS with an ASDF tree in an `ASDF` extension (JWST products); read only.
+    Fits,
 }
 
 impl Format {
@@ -26,6 +28,7 @@ impl Format {
             Format::RawArray => "rawarray",
             Format::Npy => "npy",
             Format::Awkd => "awkd",
+            Format::Fits => "fits",
         }
     }
 }
@@ -38,6 +41,7 @@ impl Format {
 /// assert_eq!(sniff_bytes(b"\x93NUMPY\x01\x00"), Some(Format::Npy));
 /// assert_eq!(sniff_bytes(b"rawarray\0\0"), Some(Format::RawArray));
 /// assert_eq!(sniff_bytes(b"PK\x03\x04"), Some(Format::Awkd));
+/// assert_eq!(sniff_bytes(b"SIMPLE  =                    T"), Some(Format::Fits));
 /// assert_eq!(sniff_bytes(b"hello"), None);
 /// ```
 pub fn sniff_bytes(head: &[u8]) -> Option<Format> {
@@ -47,6 +51,8 @@ pub fn sniff_bytes(head: &[u8]) -> Option<Format> {
         Some(Format::Npy)
     } else if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         Some(Format::Awkd)
+    } else if asdf::fits::is_fits(head) {
+        Some(Format::Fits)
     } else if head.starts_with(&rawarray::MAGIC_BYTES) {
         Some(Format::RawArray)
     } else {

@@ -42,7 +42,37 @@ pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
             })
         }
         Format::Awkd => crate::awk::verify(path),
+        Format::Fits => verify_fits(path, verbose),
     }
+}
+
+/// Reads every array of a FITS file's ASDF tree (image extensions included, masks counted).
+fn verify_fits(path: &Path, verbose: bool) -> Result<Report> {
+    let f = input::open_fits(path)?;
+    let mut r = Report::default();
+    for (p, kind) in f.arrays() {
+        let res = match kind {
+            ArrayKind::NdArray => f.read_masked(&p),
+            _ => f.read(&p).map(|a| (a, None)),
+        };
+        match res {
+            Ok((a, mask)) => {
+                r.arrays += 1;
+                if verbose {
+                    let masked =
+                        mask.map(|m| format!(", {} masked", m.iter().filter(|&&b| b).count()));
+                    r.lines.push(format!(
+                        "{p}: shape {:?}, {}{}",
+                        a.shape(),
+                        a.datatype(),
+                        masked.unwrap_or_default()
+                    ));
+                }
+            }
+            Err(e) => r.fail(format!("{p}: {e}")),
+        }
+    }
+    Ok(r)
 }
 
 /// What checking one array found: shape, datatype, masked count (when masked).
