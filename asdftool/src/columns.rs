@@ -55,11 +55,11 @@ pub fn write_columns(input: &Path, dir: &Path, pointer: &str) -> Result<String> 
         }
     }
     for (name, a) in &files {
-        write_file(&dir.join(name), &crate::npy::to_bytes(a)?)?;
+        crate::output::write_file(&dir.join(name), &crate::npy::to_bytes(a)?)?;
     }
     let text =
         serde_json::to_string_pretty(&manifest).map_err(|e| CliError::Invalid(e.to_string()))?;
-    write_file(&dir.join("columns.json"), text.as_bytes())?;
+    crate::output::write_file(&dir.join("columns.json"), text.as_bytes())?;
     Ok(format!(
         "wrote {} columns of {pointer} into {} (columns.json lists them)",
         table.columns.len(),
@@ -86,17 +86,6 @@ fn file_stem(name: &str, i: usize) -> String {
     } else {
         clean
     }
-}
-
-/// Writes `bytes` to `path` crash-safely (temporary file, fsync, rename).
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    asdf::atomic_write(path, |w| {
-        std::io::Write::write_all(w, bytes).map_err(|e| asdf::AsdfError::Io {
-            context: "writing".into(),
-            source: e,
-        })
-    })
-    .map_err(|e| CliError::io(path, std::io::Error::other(e.to_string())))
 }
 
 #[cfg(test)]

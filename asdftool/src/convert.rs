@@ -318,7 +318,7 @@ fn write_single(
 ) -> Result<()> {
     match fmt {
         Format::Asdf => rewrite::write_single(a, output, label, opts.level, byteorder, None),
-        Format::Npy => crate::columns::write_file(output, &crate::npy::to_bytes(a)?),
+        Format::Npy => crate::output::write_file(output, &crate::npy::to_bytes(a)?),
         Format::RawArray => {
             let ra = input::any_to_ra(a)?;
             ra.save(output, &rawarray::WriteOptions::default())

@@ -215,13 +215,7 @@ fn apply(
             return Ok(Outcome::InPlace);
         }
     }
-    asdf::atomic_write(path, |w| {
-        w.write_all(&whole).map_err(|e| asdf::AsdfError::Io {
-            context: "writing".into(),
-            source: e,
-        })
-    })
-    .map_err(|e| CliError::io(path, std::io::Error::other(e.to_string())))?;
+    crate::output::write_file(path, &whole)?;
     Ok(Outcome::Rewritten)
 }
 

@@ -34,6 +34,7 @@ pub mod error;
 pub mod info;
 pub mod input;
 pub mod npy;
+pub mod output;
 pub mod progress;
 pub mod refs;
 pub mod report;
