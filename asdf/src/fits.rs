@@ -105,8 +105,11 @@ fn read_header(bytes: &[u8], at: usize) -> Result<(Vec<(String, String)>, usize)
             .get(pos..pos + CARD)
             .ok_or_else(|| bad(format!("the header at byte {at} has no END card")))?;
         pos += CARD;
+        // FITS headers are ASCII; checking it makes every byte index below a char boundary.
         let text = std::str::from_utf8(card)
-            .map_err(|_| bad(format!("the card at byte {} is not ASCII", pos - CARD)))?;
+            .ok()
+            .filter(|t| t.is_ascii())
+            .ok_or_else(|| bad(format!("the card at byte {} is not ASCII", pos - CARD)))?;
         let key = text[..8].trim_end();
         if key == "END" {
             break;
@@ -553,6 +556,10 @@ mod tests {
         huge[at..at + CARD].copy_from_slice(card("NAXIS1  = 99999999999999999").as_bytes());
         let e = FitsAsdf::from_bytes(huge, &OpenOptions::default()).unwrap_err();
         assert!(e.to_string().contains("runs past the end"), "{e}");
+        // A multi-byte character across the keyword's end (byte 8) is an error, not a panic.
+        let accented = replace(&good, b"BITPIX  =", "BITPIX \u{e9}".as_bytes());
+        let e = FitsAsdf::from_bytes(accented, &OpenOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("not ASCII"), "{e}");
         let renamed = replace(&good, b"EXTNAME = 'ASDF'", b"EXTNAME = 'XXXX'");
         let e = FitsAsdf::from_bytes(renamed, &OpenOptions::default()).unwrap_err();
         assert!(e.to_string().contains("no extension named ASDF"), "{e}");
