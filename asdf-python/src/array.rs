@@ -250,14 +250,8 @@ pub fn read<'py>(
                 return Ok((any_to_numpy(py, a)?, mask));
             }
             let scalar = meta.datatype.as_ref().and_then(Datatype::scalar);
-            // Only an uncompressed block can be viewed: asking for a view of a compressed one
-            // would decode it just to refuse.
-            let plain = match &meta.source {
-                Some(asdf::ndarray::Source::Block(b)) => engine.block_compressed(*b) == Some(false),
-                Some(asdf::ndarray::Source::External(_)) => true,
-                None => false,
-            };
-            if let (Some(s), Some(buffer), true) = (scalar, buffer, plain) {
+            // `AsdfFile::view` refuses a compressed block from its header, without decoding.
+            if let (Some(s), Some(buffer)) = (scalar, buffer) {
                 if let Some(v) = try_view(buffer, pointer, s)? {
                     return Ok((v, None));
                 }

@@ -299,9 +299,22 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     /// A zero-copy view of the array at `pointer`, borrowed from the file's memory map; an
     /// error says why when there cannot be one (compressed block, byte order, alignment).
     pub fn view<T: Element>(&self, pointer: &str) -> Result<ArrayViewD<'_, T>> {
-        self.meta_at(pointer)?
-            .view::<T>(self)
-            .map_err(|e| arr(pointer, e))
+        let meta = self.meta_at(pointer)?;
+        // Refused from the header: asking the store would decode a compressed block whole
+        // only to find that it cannot be viewed.
+        if let Some(asdf_ndarray::Source::Block(b)) = meta.source {
+            if self
+                .blocks()
+                .info(b)
+                .is_ok_and(|i| i.header.is_compressed())
+            {
+                return Err(arr(
+                    pointer,
+                    NdError::NotViewable("the block is compressed: read the array instead".into()),
+                ));
+            }
+        }
+        meta.view::<T>(self).map_err(|e| arr(pointer, e))
     }
 
     /// The array at `pointer` whatever its datatype.
@@ -334,15 +347,13 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         region: &[std::ops::Range<usize>],
     ) -> Result<ArrayD<T>> {
         let node = self.node_at(pointer)?;
-        // An uncompressed block is viewed in place (a compressed one would be decoded whole).
-        let plain = match meta_of(pointer, node).map(|m| m.source) {
-            Ok(Some(asdf_ndarray::Source::Block(b))) => self
-                .blocks()
-                .info(b)
-                .is_ok_and(|i| !i.header.is_compressed()),
-            _ => false,
-        };
-        if plain {
+        // A block-backed array is sliced from its view when it has one (`view` refuses a
+        // compressed block from its header, without decoding it).
+        let in_block = matches!(
+            meta_of(pointer, node).map(|m| m.source),
+            Ok(Some(asdf_ndarray::Source::Block(_)))
+        );
+        if in_block {
             if let Ok(view) = self.view::<T>(pointer) {
                 return slice_region(view, pointer, region);
             }

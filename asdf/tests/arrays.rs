@@ -347,3 +347,28 @@ else:
         "[[0, 1, 2], [3, 4, 5]] ['ab', 'c'] True"
     );
 }
+
+/// A view of a compressed array is refused from the block header, before anything is decoded:
+/// with a decode budget of one byte the answer is still "compressed", not the budget's error,
+/// and `read_region` then decodes it (within a budget that allows it).
+#[test]
+fn views_of_compressed_blocks_are_refused_without_decoding() {
+    let a = Array2::from_shape_fn((64, 64), |(i, j)| (i * 64 + j) as f64);
+    let mut w = AsdfWriter::new();
+    let node = w
+        .add(&a, &StoreOptions::compressed("zlib").unwrap())
+        .unwrap();
+    let bytes = w
+        .to_bytes(Node::mapping([("a", node)]), &WriteOptions::default())
+        .unwrap();
+    let tight = asdf::OpenOptions {
+        max_total_decoded_bytes: 1,
+        ..Default::default()
+    };
+    let f = AsdfFile::from_bytes(bytes.clone(), &tight).unwrap();
+    let e = f.view::<f64>("/a").unwrap_err().to_string();
+    assert!(e.contains("compressed"), "{e}");
+    let f = AsdfFile::from_bytes(bytes, &Default::default()).unwrap();
+    let part = f.read_region::<f64>("/a", &[2..4, 10..12]).unwrap();
+    assert_eq!(part, a.slice(s![2..4, 10..12]).into_dyn());
+}
