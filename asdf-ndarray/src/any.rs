@@ -132,8 +132,34 @@ fn sentinel_mask<T: Element>(a: &ArrayD<T>, sentinel: &Node) -> Result<ArrayD<bo
     Ok(a.mapv(|x| x == s || (x != x && s != s)))
 }
 
+/// The inline `data` of `a`: packed ([`asdf_yaml::Value::Packed`], the numbers in their own type
+/// rather than a node each) when it has at least one dimension and one element.
 fn to_nodes<T: Element>(a: &ArrayD<T>) -> Result<Node> {
-    nest(a.iter().map(|x| x.to_node()).collect(), a.shape())
+    if a.ndim() == 0 || a.is_empty() {
+        return nest(a.iter().map(|x| x.to_node()).collect(), a.shape());
+    }
+    Ok(Node::packed(PackedElements {
+        shape: a.shape().to_vec(),
+        items: a.iter().copied().collect(),
+    }))
+}
+
+/// An inline array's numbers in C order: the tree holds one value, and each number becomes a
+/// node ([`Element::to_node`]) only while it is being written or compared.
+struct PackedElements<T> {
+    shape: Vec<usize>,
+    items: Vec<T>,
+}
+
+impl<T: Element> asdf_yaml::PackedItems for PackedElements<T> {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn item(&self, index: usize) -> Node {
+        self.items
+            .get(index)
+            .map_or_else(Node::null, |x| x.to_node())
+    }
 }
 
 impl AnyArray {

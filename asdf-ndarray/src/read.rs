@@ -53,6 +53,15 @@ impl NdArrayMeta {
                     .data
                     .as_ref()
                     .ok_or_else(|| field_err("data", "missing"))?;
+                // Packed data (a tree built for writing, read back in memory) is read through
+                // the nodes it stands for.
+                let unpacked;
+                let data = if matches!(data.value(), asdf_yaml::Value::Packed(_)) {
+                    unpacked = data.unpacked();
+                    &unpacked
+                } else {
+                    data
+                };
                 let datatype = match &self.datatype {
                     Some(d) => d.clone(),
                     None => infer_datatype(data),
@@ -489,6 +498,8 @@ impl NdArrayMeta {
         let (arr, mask) = self.read_masked_with(store, limits)?;
         let mut data = arr.to_data_node()?;
         if let Some(mask) = mask {
+            // Masked elements become nulls in place: that needs a node per element.
+            data = data.unpacked();
             let shape = mask.shape().to_vec();
             let mut i = 0;
             mask_nodes(

@@ -109,6 +109,7 @@ impl<'py> Converter<'py> {
             Value::BigInt(text) => self.int.call1((text.as_str(),))?,
             Value::Float(f) => f.into_pyobject(py)?.into_any(),
             Value::Str(s) => s.into_pyobject(py)?.into_any(),
+            Value::Packed(_) => return self.plain(&node.unpacked(), path),
             Value::Seq(items) => {
                 let list = PyList::empty(py);
                 let len = path.len();

@@ -81,7 +81,7 @@ fn kind(n: &Node) -> &'static str {
         Value::Int(_) | Value::BigInt(_) => "integer",
         Value::Float(_) => "number",
         Value::Str(_) => "string",
-        Value::Seq(_) => "array",
+        Value::Seq(_) | Value::Packed(_) => "array",
         Value::Map(_) => "object",
         Value::Shared(_) => "shared",
     }
@@ -421,7 +421,7 @@ impl Checker {
     /// Checks an ndarray node; returns its dimension count when known.
     fn ndarray(&mut self, n: &Node, version: &str, ptr: &str) -> Option<usize> {
         let m = match n.value() {
-            Value::Seq(_) => {
+            Value::Seq(_) | Value::Packed(_) => {
                 // Inline data as a bare nested list.
                 self.inline_data(n, None, ptr);
                 return Some(nesting(n));
@@ -538,7 +538,7 @@ impl Checker {
         }
         if let Some(d) = m.get("data") {
             let dp = push_key(ptr, "data");
-            if d.as_seq().is_none() && !d.is_null() {
+            if d.as_seq().is_none() && !d.is_null() && !matches!(d.value(), Value::Packed(_)) {
                 self.v(
                     &dp,
                     "type",
@@ -610,6 +610,19 @@ impl Checker {
         for (axis, &dim) in shape.iter().enumerate() {
             let mut next = Vec::new();
             for n in &level {
+                if let Value::Packed(p) = n.value() {
+                    // Items are scalars: the packed shape is the rest of the data's shape.
+                    let rest = &shape[axis..];
+                    if !p.shape().iter().map(|&d| d as u64).eq(rest.iter().copied()) {
+                        let msg = format!(
+                            "inline data has shape {:?} from axis {axis} on, the shape says {:?}",
+                            p.shape(),
+                            rest
+                        );
+                        self.v(ptr, "shape", msg);
+                    }
+                    return;
+                }
                 match n.as_seq() {
                     Some(items) if items.len() as u64 == dim => next.extend(items.iter()),
                     Some(items) => {
@@ -771,7 +784,11 @@ fn nonstandard_scalar(d: &Datatype, v1_0: bool) -> Option<ScalarType> {
 pub(crate) fn nesting(n: &Node) -> usize {
     let mut depth = 0;
     let mut cur = n;
-    while let Some(items) = cur.as_seq() {
+    loop {
+        if let Value::Packed(p) = cur.value() {
+            return depth + p.shape().len();
+        }
+        let Some(items) = cur.as_seq() else { break };
         depth += 1;
         match items.first() {
             Some(first) => cur = first,

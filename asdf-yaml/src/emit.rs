@@ -1,6 +1,7 @@
 //! Writing a [`Node`] tree as an ASDF YAML 1.1 document that PyYAML and Python asdf read back to
 //! the same values and tags.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -69,25 +70,29 @@ pub fn emit<W: std::io::Write>(root: &Node, out: W) -> Result<()> {
     emit_with(root, &EmitOptions::default(), out)
 }
 
-/// Emits a full document into `out`.
+/// Emits a full document into `out`, streaming: the text is handed to `out` in pieces of about
+/// [`STREAM_PIECE`] bytes as it is produced, so a tree holding large [`Value::Packed`] arrays is
+/// written without its whole text in memory.
 pub fn emit_with<W: std::io::Write>(root: &Node, options: &EmitOptions, mut out: W) -> Result<()> {
-    let text = emit_string_with(root, options)?;
-    out.write_all(text.as_bytes())?;
-    Ok(())
+    let mut e = Emitter::new(root, options, Some(&mut out));
+    e.document(root)?;
+    e.flush()
 }
 
 /// Emits a full document into a `String` with the given options.
 pub fn emit_string_with(root: &Node, options: &EmitOptions) -> Result<String> {
-    let mut e = Emitter::new(root, options);
-    e.out.push_str("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---");
-    let mut path = String::new();
-    e.value(root, 0, false, &mut path, 0)?;
-    e.out.push_str("...\n");
+    let mut e = Emitter::new(root, options, None);
+    e.document(root)?;
     Ok(e.out)
 }
 
+/// The size of the pieces [`emit_with`] hands to its writer.
+pub const STREAM_PIECE: usize = 1 << 16;
+
 struct Emitter<'o> {
     out: String,
+    /// Where [`emit_with`] streams the text (`None`: all of it stays in `out`).
+    sink: Option<&'o mut dyn std::io::Write>,
     options: &'o EmitOptions,
     /// How often each shared subtree occurs.
     uses: HashMap<*const Node, usize>,
@@ -125,21 +130,54 @@ enum Shape<'a> {
     Alias(String),
     Scalar(String),
     FlowSeq(&'a [Node]),
+    Packed(&'a dyn crate::PackedItems),
     Empty(&'static str),
     BlockSeq(&'a [Node]),
     BlockMap(&'a crate::node::Mapping),
 }
 
 impl<'o> Emitter<'o> {
-    fn new(root: &Node, options: &'o EmitOptions) -> Emitter<'o> {
+    fn new(
+        root: &Node,
+        options: &'o EmitOptions,
+        sink: Option<&'o mut dyn std::io::Write>,
+    ) -> Emitter<'o> {
         let mut uses = HashMap::new();
         count_shared(root, &mut uses, 0, options.max_depth);
         Emitter {
             out: String::new(),
+            sink,
             options,
             uses,
             names: HashMap::new(),
         }
+    }
+
+    fn document(&mut self, root: &Node) -> Result<()> {
+        self.out
+            .push_str("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---");
+        let mut path = String::new();
+        self.value(root, 0, false, &mut path, 0)?;
+        self.out.push_str("...\n");
+        Ok(())
+    }
+
+    /// Hands the text so far to the sink, if there is one.
+    fn flush(&mut self) -> Result<()> {
+        if let Some(sink) = self.sink.as_mut() {
+            sink.write_all(self.out.as_bytes())?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    /// [`flush`](Self::flush)es once a piece is full, at the start of a line (the flow writer
+    /// measures its column from the last line break in `out`).
+    fn flush_at_line_start(&mut self) -> Result<()> {
+        if self.sink.is_some() && self.out.len() >= STREAM_PIECE && self.out.ends_with('\n') {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     fn err(path: &str, message: impl Into<String>) -> Error {
@@ -181,6 +219,8 @@ impl<'o> Emitter<'o> {
                 }
             }
             Value::Map(m) => Shape::BlockMap(m),
+            Value::Packed(p) if p.shape().first() == Some(&0) => Shape::Empty("[]"),
+            Value::Packed(p) => Shape::Packed(&**p),
             _ => {
                 let (tag_written, text) = scalar(node, false, path)?;
                 if let Some(t) = tag_written {
@@ -236,8 +276,12 @@ impl<'o> Emitter<'o> {
             }
             Shape::FlowSeq(items) => {
                 self.out.push(' ');
-                self.flow_seq(items, indent, path)?;
+                self.flow_seq(items.len(), |i| Cow::Borrowed(&items[i]), indent, path)?;
                 self.out.push('\n');
+            }
+            Shape::Packed(p) => {
+                let inline = compact && props.is_empty();
+                self.packed(p, p.shape(), 0, indent, inline, path, depth)?;
             }
             Shape::BlockSeq(items) => {
                 let inline = compact && props.is_empty();
@@ -255,6 +299,7 @@ impl<'o> Emitter<'o> {
                     let _ = write!(path, "/{i}");
                     self.value(item, indent + 2, true, path, depth + 1)?;
                     path.truncate(len);
+                    self.flush_at_line_start()?;
                 }
             }
             Shape::BlockMap(m) => {
@@ -274,6 +319,7 @@ impl<'o> Emitter<'o> {
                     self.key(k, indent, path)?;
                     self.value(v, indent + 2, false, path, depth + 1)?;
                     path.truncate(len);
+                    self.flush_at_line_start()?;
                 }
             }
         }
@@ -322,7 +368,7 @@ impl<'o> Emitter<'o> {
     /// shared but used only once, which is written without one). Deciding this the same way
     /// before and after a round trip keeps the output stable.
     fn flowable(&self, n: &Node) -> bool {
-        if matches!(n.value(), Value::Seq(_) | Value::Map(_)) {
+        if matches!(n.value(), Value::Seq(_) | Value::Map(_) | Value::Packed(_)) {
             return false;
         }
         match n.shared() {
@@ -331,12 +377,72 @@ impl<'o> Emitter<'o> {
         }
     }
 
-    fn flow_seq(&mut self, items: &[Node], indent: usize, path: &str) -> Result<()> {
+    /// Writes the level `dims` of the packed sequence `p` from its item `base` on, exactly as
+    /// [`value`](Self::value) writes the nested sequences of scalar nodes it stands for (after
+    /// the properties; `inline` as `value` decides it for a block sequence).
+    #[allow(clippy::too_many_arguments)]
+    fn packed(
+        &mut self,
+        p: &dyn crate::PackedItems,
+        dims: &[usize],
+        base: usize,
+        indent: usize,
+        inline: bool,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<()> {
+        if depth > self.options.max_depth {
+            return Err(Self::err(
+                path,
+                format!("nesting deeper than {} levels", self.options.max_depth),
+            ));
+        }
+        let Some((&n, rest)) = dims.split_first() else {
+            return Err(Self::err(path, "a packed sequence has no shape"));
+        };
+        if n == 0 {
+            self.out.push_str(" []\n");
+            return Ok(());
+        }
+        if rest.is_empty() && n <= self.options.flow_max_items {
+            self.out.push(' ');
+            self.flow_seq(n, |i| Cow::Owned(p.item(base + i)), indent, path)?;
+            self.out.push('\n');
+            return Ok(());
+        }
+        self.out.push(if inline { ' ' } else { '\n' });
+        let stride: usize = rest.iter().product();
+        for i in 0..n {
+            if !(inline && i == 0) {
+                push_indent(&mut self.out, indent);
+            }
+            self.out.push('-');
+            let len = path.len();
+            let _ = write!(path, "/{i}");
+            let at = base + i * stride;
+            if rest.is_empty() {
+                self.value(&p.item(at), indent + 2, true, path, depth + 1)?;
+            } else {
+                self.packed(p, rest, at, indent + 2, true, path, depth + 1)?;
+            }
+            path.truncate(len);
+            self.flush_at_line_start()?;
+        }
+        Ok(())
+    }
+
+    fn flow_seq<'n>(
+        &mut self,
+        count: usize,
+        item: impl Fn(usize) -> Cow<'n, Node>,
+        indent: usize,
+        path: &str,
+    ) -> Result<()> {
         let mut col = self.out.len() - self.out.rfind('\n').map_or(0, |i| i + 1);
         self.out.push('[');
         col += 1;
-        for (i, item) in items.iter().enumerate() {
-            let (tag, text) = scalar(item, true, path)?;
+        for i in 0..count {
+            let (tag, text) = scalar(&item(i), true, path)?;
             let mut piece = String::new();
             if let Some(t) = tag {
                 piece.push_str(&t);
@@ -348,6 +454,7 @@ impl<'o> Emitter<'o> {
                 col += 1;
                 if col + 1 + piece.len() > self.options.width {
                     self.out.push('\n');
+                    self.flush_at_line_start()?;
                     push_indent(&mut self.out, indent);
                     col = indent;
                 } else {
@@ -438,7 +545,7 @@ fn scalar(node: &Node, flow: bool, path: &str) -> Result<(Option<String>, String
             .ok_or_else(|| Emitter::err(path, format!("BigInt {s:?} is not a decimal integer")))?,
         Value::Float(f) => float_text(*f),
         Value::Str(s) => return Ok(string_scalar(s, tag, flow)),
-        Value::Seq(_) | Value::Map(_) | Value::Shared(_) => {
+        Value::Seq(_) | Value::Map(_) | Value::Shared(_) | Value::Packed(_) => {
             return Err(Emitter::err(path, "expected a scalar"))
         }
     };

@@ -29,6 +29,7 @@ pub mod emit;
 mod error;
 mod fast;
 mod node;
+mod packed;
 mod parse;
 pub mod pointer;
 mod reference;
@@ -39,5 +40,6 @@ pub use document::{parse_bytes, parse_document, parse_document_bytes, parse_str,
 pub use emit::{emit, emit_string_with, emit_to_string, emit_with, EmitOptions, ASDF_TAG_PREFIX};
 pub use error::{Error, Location, Result};
 pub use node::{Mapping, Node, Value};
+pub use packed::{Packed, PackedItems};
 pub use parse::{Engine, Limits, ParseOptions, Warning, MAX_TAG_BYTES, MAX_TAG_TOTAL_BYTES};
 pub use reference::{join_uri, reference_target, resolve_references, NoExternal, RefResolver};

@@ -46,6 +46,12 @@ pub enum Value {
     Seq(Vec<Node>),
     /// A mapping, in insertion order.
     Map(Mapping),
+    /// A nested sequence of scalars held compactly by whoever built it (an inline array's numbers),
+    /// written by the emitter as the equivalent [`Value::Seq`]s without a node per item. The
+    /// parser never produces one. [`Node::as_seq`] and [`Node::index`] see nothing in it (they
+    /// return references to nodes it does not hold); [`Node::len`] and [`Node::kind`] describe the
+    /// sequence, equality compares its items, and [`Node::unpacked`] gives the nodes.
+    Packed(crate::Packed),
     /// A subtree shared by several places of the tree (a YAML anchor and its aliases). Cloning the
     /// `Arc` keeps it shared; the emitter writes `&idNNN` at the first place and `*idNNN` at the
     /// others.
@@ -279,6 +285,40 @@ impl Node {
     /// A sequence node.
     pub fn sequence<T: Into<Node>>(items: impl IntoIterator<Item = T>) -> Node {
         Node::new(Value::Seq(items.into_iter().map(Into::into).collect()))
+    }
+
+    /// A packed nested sequence ([`Value::Packed`]) of `items`.
+    ///
+    /// # Panics
+    /// If `items` has an empty shape (a packed sequence has at least one level).
+    pub fn packed(items: impl crate::PackedItems + 'static) -> Node {
+        assert!(!items.shape().is_empty(), "a packed sequence needs a shape");
+        Node::new(Value::Packed(std::sync::Arc::new(items)))
+    }
+
+    /// This node with every [`Value::Packed`] in it replaced by the nested sequence nodes it
+    /// stands for (a plain clone when there is none; shared subtrees are kept as they are).
+    pub fn unpacked(&self) -> Node {
+        match &self.value {
+            Value::Packed(p) => {
+                let mut n = crate::packed::to_nodes(&**p);
+                n.tag = self.tag.clone();
+                n
+            }
+            Value::Seq(items) => {
+                let mut n = Node::new(Value::Seq(items.iter().map(Node::unpacked).collect()));
+                n.tag = self.tag.clone();
+                n
+            }
+            Value::Map(m) => {
+                let mut n = Node::new(Value::Map(
+                    m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect(),
+                ));
+                n.tag = self.tag.clone();
+                n
+            }
+            _ => self.clone(),
+        }
     }
 
     /// An integer node from its decimal text, as [`Value::Int`] when it fits in `i64`, else
@@ -542,6 +582,7 @@ impl Node {
         match self.value() {
             Value::Seq(s) => s.len(),
             Value::Map(m) => m.len(),
+            Value::Packed(p) => p.shape().first().copied().unwrap_or(0),
             _ => 0,
         }
     }
@@ -569,7 +610,7 @@ impl Node {
             Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
-            Value::Seq(_) => "sequence",
+            Value::Seq(_) | Value::Packed(_) => "sequence",
             Value::Map(_) => "mapping",
             Value::Shared(inner) => inner.kind(),
         }
@@ -605,6 +646,8 @@ impl PartialEq for Value {
             (Value::Str(a), Value::Str(b)) => a == b,
             (Value::Seq(a), Value::Seq(b)) => a == b,
             (Value::Map(a), Value::Map(b)) => a == b,
+            (Value::Packed(a), b) => crate::packed::equals(&**a, b),
+            (a, Value::Packed(b)) => crate::packed::equals(&**b, a),
             _ => false,
         }
     }
@@ -631,6 +674,7 @@ impl fmt::Debug for Value {
             Value::Seq(s) => f.debug_list().entries(s).finish(),
             Value::Map(m) => f.debug_map().entries(m.iter()).finish(),
             Value::Shared(inner) => write!(f, "&{inner:?}"),
+            Value::Packed(p) => crate::packed::debug(&**p, f),
         }
     }
 }

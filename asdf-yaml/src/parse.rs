@@ -824,7 +824,7 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => KeyId::Int(*f as i64),
         Value::Float(f) => KeyId::Float((f + 0.0).to_bits()),
         Value::Str(s) => KeyId::Str(s),
-        Value::Seq(_) | Value::Map(_) | Value::Shared(_) => return None,
+        Value::Seq(_) | Value::Map(_) | Value::Shared(_) | Value::Packed(_) => return None,
     })
 }
 

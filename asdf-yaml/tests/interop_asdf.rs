@@ -93,6 +93,7 @@ fn canon(n: &Node, out: &mut String) {
             json_string(s, out);
             out.push(']');
         }
+        Value::Packed(_) => canon(&n.unpacked(), out),
         Value::Seq(items) => {
             head("seq", out);
             out.push_str(",[");

@@ -196,15 +196,13 @@ fn nd(context: &str, source: asdf_ndarray::NdError) -> AsdfError {
 }
 
 fn write_with_blocks<W: Write>(
-    mut out: W,
+    out: W,
     tree: &Node,
     arrays: &ArrayWriter,
     options: &WriteOptions,
 ) -> Result<W> {
-    let head = crate::write::header_and_tree(tree, options)?;
-    out.write_all(head.as_bytes())
-        .map_err(|e| AsdfError::io("writing the tree", e))?;
-    let mut w = BlockWriter::new(out, head.len() as u64, options.blocks.clone());
+    let (out, head_len) = crate::write::write_head(out, tree, options)?;
+    let mut w = BlockWriter::new(out, head_len, options.blocks.clone());
     arrays
         .write_blocks(&mut w)
         .map_err(|e| nd("writing blocks", e))?;

@@ -49,23 +49,59 @@ impl Default for WriteOptions {
 /// assert_eq!(&*f.block_data(0).unwrap(), b"raw bytes");
 /// ```
 pub fn write_to<W: Write>(
-    mut out: W,
+    out: W,
     tree: &Node,
     blocks: &[EncodedBlock<'_>],
     options: &WriteOptions,
 ) -> Result<W> {
-    let head = header_and_tree(tree, options)?;
-    out.write_all(head.as_bytes())
-        .map_err(|e| AsdfError::io("writing the tree", e))?;
-    let mut w = BlockWriter::new(out, head.len() as u64, options.blocks.clone());
+    let (out, head_len) = write_head(out, tree, options)?;
+    let mut w = BlockWriter::new(out, head_len, options.blocks.clone());
     for b in blocks {
         w.write(b)?;
     }
     Ok(w.finish()?)
 }
 
+/// Writes the `#ASDF` header, the `#ASDF_STANDARD` comment and the YAML tree into `out`,
+/// streaming (large packed inline arrays never exist as one text); returns `out` and the number
+/// of bytes written, where the blocks start.
+pub(crate) fn write_head<W: Write>(
+    out: W,
+    tree: &Node,
+    options: &WriteOptions,
+) -> Result<(W, u64)> {
+    struct Counted<W> {
+        inner: W,
+        written: u64,
+    }
+    impl<W: Write> Write for Counted<W> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = self.inner.write(buf)?;
+            self.written += n as u64;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.inner.flush()
+        }
+    }
+    let mut out = Counted {
+        inner: out,
+        written: 0,
+    };
+    let header = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
+    out.write_all(header.as_bytes())
+        .map_err(|e| AsdfError::io("writing the tree", e))?;
+    asdf_yaml::emit_with(tree, &asdf_yaml::EmitOptions::default(), &mut out).map_err(
+        |e| match e {
+            asdf_yaml::Error::Io(e) => AsdfError::io("writing the tree", e),
+            other => AsdfError::Emit(other),
+        },
+    )?;
+    Ok((out.inner, out.written))
+}
+
 /// The `#ASDF` header, the `#ASDF_STANDARD` comment and the YAML tree, as written before the
-/// blocks.
+/// blocks (as one text: for updates that must know its length before writing).
 pub(crate) fn header_and_tree(tree: &Node, options: &WriteOptions) -> Result<String> {
     let mut head = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
     head.push_str(&asdf_yaml::emit_to_string(tree).map_err(AsdfError::Emit)?);

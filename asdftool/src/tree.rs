@@ -192,6 +192,7 @@ pub fn to_json(node: &Node, depth: usize) -> serde_json::Value {
             .unwrap_or_else(|| J::String(format_float(*f))),
         Value::Str(s) => J::String(s.clone()),
         Value::Seq(items) => J::Array(items.iter().map(|n| to_json(n, depth + 1)).collect()),
+        Value::Packed(_) => to_json(&node.unpacked(), depth),
         Value::Map(m) => J::Object(
             m.iter()
                 .map(|(k, v)| (key_text(k), to_json(v, depth + 1)))

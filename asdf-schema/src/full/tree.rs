@@ -125,6 +125,7 @@ fn to_json_depth(n: &Node, depth: usize) -> J {
         }
         Value::Str(s) => J::String(s.clone()),
         Value::Seq(items) => J::Array(items.iter().map(|x| to_json_depth(x, depth + 1)).collect()),
+        Value::Packed(_) => to_json_depth(&n.unpacked(), depth),
         Value::Map(m) => J::Object(
             m.iter()
                 .map(|(k, v)| (key_text(k), to_json_depth(v, depth + 1)))
@@ -179,7 +180,9 @@ impl<'a> JsonNode<'a, YamlTree> for NodeRef<'a> {
             Value::Bool(_) => JsonType::Boolean,
             Value::Int(_) | Value::BigInt(_) | Value::Float(_) => JsonType::Number,
             Value::Str(_) => JsonType::String,
-            Value::Seq(_) => JsonType::Array,
+            // A packed sequence (only in trees built for writing) is an array whose items this
+            // view does not lend out: `as_array` has none to borrow.
+            Value::Seq(_) | Value::Packed(_) => JsonType::Array,
             Value::Map(_) => JsonType::Object,
         }
     }
