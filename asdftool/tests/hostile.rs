@@ -3,11 +3,12 @@
 //! by itself (a 30 s guard kills a hang and fails the test) with a clear error or a correct
 //! result, never a panic (101), an abort (134) or a signal.
 //!
-//! Classes covered here: special files behind a path (1), huge numerals (4), repeated and long
+//! Classes covered here: special files behind a path (1), many external files (2), alias
+//! expansion counted in bytes (3), huge numerals (4), repeated and long
 //! tags (5), very many arrays and blocks (6), one compressed block shared by many arrays (7),
 //! allocation by declared size and allocation failure (8), references resolved against the
 //! working directory (9), external files outside the file's directory and errors quoting them
-//! (10), `diff` on large mappings and arrays (11), terminal escapes in printed strings and
+//! (10), `diff` on large mappings and arrays and `to-yaml` of a large array (11), terminal escapes in printed strings and
 //! unsafe `.awkd` member names (13), the per-verb trust defaults (14). The library side of each class
 //! is tested in `asdf/tests/external.rs` and `asdf-yaml/tests/limits.rs`.
 
@@ -136,6 +137,42 @@ fn generate(files: &Path) -> Vec<(PathBuf, Option<&'static str>)> {
         "r: {$ref: 'ref-self.asdf#/r'}".into(),
         None,
     );
+    // 3: a 1 MiB scalar aliased 60 times (60 MiB when printed, under the 256 MiB default) and
+    // 300 times (over it: refused by the parser).
+    let alias = |n: usize| -> String {
+        let mut body = format!("big: &a {}\n", "x".repeat(1 << 20));
+        body.extend((0..n).map(|i| format!("r{i}: *a\n")));
+        body
+    };
+    add("alias-60.asdf", "", alias(60), None);
+    add("alias-300.asdf", "", alias(300), Some("alias"));
+    // 2: 2 000 external files, each opened once per verb and released after its array is read.
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(&ndarray::arr1(&[1u8, 2, 3, 4]), &Default::default())
+        .unwrap();
+    std::fs::write(
+        files.join("ext-one.asdf"),
+        w.to_bytes(
+            asdf::yaml::Node::mapping([("x", node)]),
+            &Default::default(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut body = String::new();
+    for i in 0..2_000 {
+        std::fs::copy(
+            files.join("ext-one.asdf"),
+            files.join(format!("ext{i:04}.asdf")),
+        )
+        .unwrap();
+        body.push_str(&format!(
+            "a{i}: !core/ndarray-1.1.0 {{source: ext{i:04}.asdf, datatype: uint8, \
+             byteorder: little, shape: [4]}}\n"
+        ));
+    }
+    add("many-externals.asdf", "", body, None);
     // The same file spelled differently at each step: still one document, so a cycle.
     std::fs::create_dir_all(files.join("sub")).unwrap();
     add(
@@ -610,6 +647,35 @@ fn diff_of_large_mappings_and_arrays() {
         "{}",
         stdout(&o)
     );
+}
+
+/// Class 11: `to-yaml` writes an inline array as it goes, without a tree node per element (it
+/// took 118 bytes per element: 7.6 GB for 64 MiB of `uint8`). 24 MiB here, under the 2 GiB
+/// address-space limit the old way could not fit in; the YAML holds every element in order.
+#[test]
+fn to_yaml_of_a_large_array_fits_in_memory() {
+    let t = TempDir::new("hostile-to-yaml");
+    let (input, output) = (t.join("big.asdf"), t.join("inline.asdf"));
+    let len = 24 << 20;
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .add(&ndarray::ArrayView1::from(&data[..]), &Default::default())
+        .unwrap();
+    let tree = asdf::yaml::Node::mapping([("x", node)]);
+    w.write_path(&input, tree, &Default::default()).unwrap();
+    let o = run_limited(&t.join(""), &["to-yaml", p(&input), "-o", p(&output)]);
+    expect(&o, 0);
+    let text = std::fs::read(&output).unwrap();
+    let start = text.windows(8).position(|w| w == b"  data: ").unwrap() + 8;
+    let end = start + text[start..].iter().position(|&b| b == b']').unwrap();
+    let flow = std::str::from_utf8(&text[start + 1..end]).unwrap();
+    let mut n = 0usize;
+    for (i, item) in flow.split(',').enumerate() {
+        assert_eq!(item.trim().parse::<usize>().unwrap(), i % 251, "item {i}");
+        n += 1;
+    }
+    assert_eq!(n, len);
 }
 
 /// Class 6: very many arrays and blocks (2 000 here; 10⁵ took minutes to `explode` with two
