@@ -375,6 +375,50 @@ impl NdArrayMeta {
         decode_any(&raw.bytes, &raw.layout, &raw.datatype, raw.order)
     }
 
+    /// Whether this array (in `store`) and `other` (in `other_store`) are shown identical byte
+    /// for byte: same shape, datatype and byte order, both C-contiguous, no inline nulls, equal
+    /// bytes. Uncompressed blocks are compared where they lie, without copying (a diff of two
+    /// equal 1 GiB arrays needs no memory of its own). `Ok(false)` only means "not shown
+    /// identical": the values may still be equal (NaNs with other payloads, another byte order,
+    /// other strides), which a comparison of the values decides. Masks are not looked at.
+    ///
+    /// ```
+    /// use asdf_ndarray::{NdArrayMeta, NoBlocks, ReadLimits};
+    /// let meta = |t: &str| NdArrayMeta::from_node(&asdf_yaml::parse_str(t).unwrap()).unwrap();
+    /// let (a, b) = (meta("{data: [1, 2, 3], datatype: int16}"), meta("{data: [1, 2, 4], datatype: int16}"));
+    /// let limits = ReadLimits::default();
+    /// assert!(a.same_bytes_with(&NoBlocks, &a, &NoBlocks, &limits).unwrap());
+    /// assert!(!a.same_bytes_with(&NoBlocks, &b, &NoBlocks, &limits).unwrap());
+    /// ```
+    pub fn same_bytes_with(
+        &self,
+        store: &(impl BlockStore + ?Sized),
+        other: &NdArrayMeta,
+        other_store: &(impl BlockStore + ?Sized),
+        limits: &ReadLimits,
+    ) -> Result<bool> {
+        let (a, b) = (self.raw(store, limits)?, other.raw(other_store, limits)?);
+        let comparable = a.nulls.is_none()
+            && b.nulls.is_none()
+            && a.datatype == b.datatype
+            && a.order == b.order
+            && a.layout.shape == b.layout.shape
+            && a.layout.is_c_contiguous()
+            && b.layout.is_c_contiguous();
+        if !comparable {
+            return Ok(false);
+        }
+        fn body<'r>(r: &'r Raw<'_>) -> Option<&'r [u8]> {
+            let start = r.layout.offset;
+            let len = r.layout.count.checked_mul(r.layout.itemsize)?;
+            r.bytes.get(start..start.checked_add(len)?)
+        }
+        Ok(match (body(&a), body(&b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        })
+    }
+
     /// Checks the array can be read, without copying it when that cannot fail: its bytes are
     /// located and its layout checked against them (within `limits`); numbers are not copied
     /// (every byte pattern is a value), strings and records are decoded to check them. Returns
