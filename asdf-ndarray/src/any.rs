@@ -144,6 +144,25 @@ fn to_nodes<T: Element>(a: &ArrayD<T>) -> Result<Node> {
     }))
 }
 
+/// [`to_nodes`], taking the numbers of a standard-layout array without a copy.
+fn into_packed<T: Element>(a: ArrayD<T>) -> Result<Node> {
+    if a.ndim() == 0 || a.is_empty() || !a.is_standard_layout() {
+        return to_nodes(&a);
+    }
+    let (shape, len) = (a.shape().to_vec(), a.len());
+    let (items, offset) = a.into_raw_vec_and_offset();
+    let start = offset.unwrap_or(0);
+    let items = match items.len() == len && start == 0 {
+        true => items,
+        false => start
+            .checked_add(len)
+            .and_then(|end| items.get(start..end))
+            .ok_or_else(|| NdError::Usage("an array's elements lie outside its buffer".into()))?
+            .to_vec(),
+    };
+    Ok(Node::packed(PackedElements { shape, items }))
+}
+
 /// An inline array's numbers in C order: the tree holds one value, and each number becomes a
 /// node ([`Element::to_node`]) only while it is being written or compared.
 struct PackedElements<T> {
@@ -249,6 +268,12 @@ impl AnyArray {
             }
             _ => Err(NdError::Datatype("records cannot have a sentinel mask".into())),
         })
+    }
+
+    /// [`to_data_node`](Self::to_data_node), moving numbers into the packed data instead of
+    /// copying them.
+    pub fn into_data_node(self) -> Result<Node> {
+        map_numeric!(self, a => into_packed(a), other => other.to_data_node())
     }
 
     /// The values as nested lists (inline `data`), C order.

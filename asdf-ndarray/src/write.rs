@@ -183,9 +183,10 @@ impl ArrayWriter {
         let source = match &opts.storage {
             Storage::Inline if !shape.is_empty() => {
                 let any = decode_any(&bytes, &layout, datatype, order)?;
+                drop(bytes);
                 let meta = NdArrayMeta {
                     source: None,
-                    data: Some(inline_data(&any)?),
+                    data: Some(inline_data(any)?),
                     shape: Some(shape.to_vec()),
                     streamed: false,
                     datatype: Some(datatype.clone()),
@@ -559,14 +560,11 @@ impl ArrayWriter {
     }
 }
 
-fn inline_data(any: &AnyArray) -> Result<Node> {
-    let data = any.to_data_node()?;
+fn inline_data(any: AnyArray) -> Result<Node> {
+    let zero_d = any.shape().is_empty();
+    let data = any.into_data_node()?;
     // A 0-d array is written as a one-item list (the schema requires a list).
-    Ok(if any.shape().is_empty() {
-        Node::sequence([data])
-    } else {
-        data
-    })
+    Ok(if zero_d { Node::sequence([data]) } else { data })
 }
 
 /// Leading rows of about 4 MiB, whole trailing dimensions.

@@ -441,14 +441,22 @@ impl<'o> Emitter<'o> {
         let mut col = self.out.len() - self.out.rfind('\n').map_or(0, |i| i + 1);
         self.out.push('[');
         col += 1;
+        // One buffer for every item (an inline array may have hundreds of millions).
+        let mut piece = String::new();
         for i in 0..count {
-            let (tag, text) = scalar(&item(i), true, path)?;
-            let mut piece = String::new();
-            if let Some(t) = tag {
-                piece.push_str(&t);
-                piece.push(' ');
+            piece.clear();
+            let node = item(i);
+            if let (None, Value::Int(v)) = (node.tag(), node.value()) {
+                // The common case, written without the allocations of `scalar`.
+                let _ = write!(piece, "{v}");
+            } else {
+                let (tag, text) = scalar(&node, true, path)?;
+                if let Some(t) = tag {
+                    piece.push_str(&t);
+                    piece.push(' ');
+                }
+                piece.push_str(&text);
             }
-            piece.push_str(&text);
             if i > 0 {
                 self.out.push(',');
                 col += 1;
