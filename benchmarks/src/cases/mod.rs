@@ -9,6 +9,7 @@ mod awkward;
 mod compressed;
 mod limits;
 mod many;
+mod printers;
 mod py_package;
 mod rawarray;
 mod remote;
@@ -70,6 +71,10 @@ pub const ALL: &[Case] = &[
     Case {
         name: "python",
         run: py_package::run,
+    },
+    Case {
+        name: "printers",
+        run: printers::run,
     },
 ];
 

@@ -1,0 +1,126 @@
+//! Case 9: the verbs that print or compare a whole array (`asdftool to-yaml`, `asdftool diff`) on
+//! an ordinary 256 MiB `uint8` array: time, and memory beyond what the process held before, as
+//! a multiple of the file (issue 21, class 11: to-yaml built a 64-byte node per element and took
+//! 7.6 GB for a 64 MiB array).
+
+use asdf::StoreOptions;
+use asdftool::diff::DiffOptions;
+use asdftool::rewrite::Mode;
+
+use super::{arg, Ctx};
+use crate::measure::{BenchError, Result, Row};
+use crate::python::opt;
+
+// Peak memory the way ours is measured (ru_maxrss would not do: a child inherits its parent's).
+const PY: &str = r#"
+import io
+from asdf._commands.diff import diff
+a, b = sys.argv[1], sys.argv[2]
+def status(key):
+    with open("/proc/self/status") as f:
+        return int(next(l for l in f if l.startswith(key)).split()[1])
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = status("VmRSS")
+t = time.perf_counter()
+diff([a, b], minimal=False, iostream=io.StringIO())
+out("diff", time.perf_counter() - t)
+out("peak_kib", status("VmHWM") - base)
+"#;
+
+/// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `f` and returns its result, its time and the growth of this process's peak resident
+/// memory while it ran (the peak is reset first through `/proc/self/clear_refs`; `None` where
+/// that is not available).
+fn with_peak<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64, Option<u64>)> {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let base = status_kib("VmRSS");
+    let t = std::time::Instant::now();
+    let out = f()?;
+    let secs = t.elapsed().as_secs_f64();
+    let peak = status_kib("VmHWM");
+    let grew = match (reset, base, peak) {
+        (true, Some(b), Some(p)) => Some(p.saturating_sub(b) * 1024),
+        _ => None,
+    };
+    Ok((out, secs, grew))
+}
+
+fn memory_note(grew: Option<u64>, file: u64) -> String {
+    match grew {
+        Some(g) => format!(
+            "peak memory +{} MiB = {:.1}× the file",
+            g >> 20,
+            g as f64 / file as f64
+        ),
+        None => "peak memory not measurable here".into(),
+    }
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let len = ((256u64 << 20) as f64 * ctx.scale) as usize;
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    let (a, b) = (ctx.dir.join("a.asdf"), ctx.dir.join("b.asdf"));
+    for path in [&a, &b] {
+        let mut w = asdf::AsdfWriter::new();
+        let node = w
+            .add(
+                &ndarray::ArrayView1::from(&data[..]),
+                &StoreOptions::default(),
+            )
+            .map_err(BenchError::ours)?;
+        w.write_path(
+            path,
+            asdf::yaml::Node::mapping([("data", node)]),
+            &Default::default(),
+        )
+        .map_err(BenchError::ours)?;
+    }
+    drop(data);
+    let file = std::fs::metadata(&a)
+        .map_err(|e| BenchError::io(&a, e))?
+        .len();
+    let yaml = ctx.dir.join("inline.asdf");
+    let (_, to_yaml, to_yaml_mem) = with_peak(|| {
+        asdftool::rewrite::rewrite(&a, &yaml, Mode::Inline).map_err(BenchError::ours)
+    })?;
+    let out_size = std::fs::metadata(&yaml)
+        .map_err(|e| BenchError::io(&yaml, e))?
+        .len();
+    std::fs::remove_file(&yaml).map_err(|e| BenchError::io(&yaml, e))?;
+    let (found, diff, diff_mem) = with_peak(|| {
+        asdftool::diff::diff(&a, &b, &DiffOptions::default()).map_err(BenchError::ours)
+    })?;
+    if !found.is_empty() {
+        return Err(BenchError::mismatch(
+            "printers",
+            format!("diff found {found:?}"),
+        ));
+    }
+    let py = ctx.py.run(PY, &[arg(&a), arg(&b)])?;
+    let py_mem = opt(&py, "peak_kib")?.map(|k| format!("; Python +{} MiB", k as u64 >> 10));
+    let mib = len >> 20;
+    Ok(vec![
+        Row::new(format!("9. asdftool to-yaml, {mib} MiB uint8 array inline"), to_yaml)
+            .bytes(file)
+            .note(format!(
+                "{}; {} MiB of YAML written (not run with Python asdf's to_yaml, which turns the array into Python lists with ndarray.tolist)",
+                memory_note(to_yaml_mem, file),
+                out_size >> 20
+            )),
+        Row::new(format!("9. asdftool diff, two equal {mib} MiB uint8 files, vs Python asdf's diff"), diff)
+            .peer_opt("Python asdf", opt(&py, "diff")?)
+            .bytes(2 * file)
+            .note(format!(
+                "{} (both files){}",
+                memory_note(diff_mem, 2 * file),
+                py_mem.unwrap_or_default()
+            )),
+    ])
+}
