@@ -204,8 +204,37 @@ pub struct Time {
     /// `iso`, `isot`, `mjd`, `jd`, `unix`, `byear`...; `None` when the file leaves it to be
     /// inferred from a string value.
     pub format: Option<String>,
-    /// `utc`, `tai`, `tt`, `tdb`...; `None` means the schema's default, `utc`.
+    /// `utc`, `tai`, `tt`, `tdb`... as the file gives it; `None` means the schema's default
+    /// ([`scale_or_default`](Time::scale_or_default)).
     pub scale: Option<String>,
+}
+
+impl Time {
+    /// The time scale, or when the file gives none the default that the time schema and astropy
+    /// apply: the epoch scale of the count-from-epoch formats (`tai` for `gps`, `unix_tai` and
+    /// `stardate`; `tt` for `cxcsec`), `utc` for every other format.
+    ///
+    /// ```
+    /// use asdf::astro::{Time, Values};
+    /// let t = |format: Option<&str>, scale: Option<&str>| Time {
+    ///     value: Values::Scalar(asdf::yaml::Node::from(1.0e9)),
+    ///     format: format.map(String::from),
+    ///     scale: scale.map(String::from),
+    /// };
+    /// assert_eq!(t(Some("gps"), None).scale_or_default(), "tai");
+    /// assert_eq!(t(Some("unix"), None).scale_or_default(), "utc");
+    /// assert_eq!(t(Some("mjd"), Some("tdb")).scale_or_default(), "tdb");
+    /// ```
+    pub fn scale_or_default(&self) -> &str {
+        if let Some(scale) = &self.scale {
+            return scale;
+        }
+        match self.format.as_deref() {
+            Some("gps" | "unix_tai" | "stardate") => "tai",
+            Some("cxcsec") => "tt",
+            _ => "utc",
+        }
+    }
 }
 
 impl FromTree for Time {

@@ -1,18 +1,19 @@
 //! Files that astronomy pipelines write (issue 17): a SkyCoord, a compound model, a gwcs WCS, a
 //! QTable with a masked column, a quantity and an image, written by asdf-astropy and gwcs. Every
-//! rewriting verb's output is opened by those same consumers, which must get equal coordinates,
-//! models and WCSs that evaluate to identical numbers, and equal tables and arrays; our typed
-//! accessors give the values astropy gives.
+//! rewriting verb's output (`defragment` with every codec Python reads) is opened by those same consumers, which must get equal coordinates,
+//! models and WCSs that evaluate to identical numbers, and equal tables, times and arrays; our
+//! typed accessors give the values, units, formats and scales astropy gives.
 
 mod common;
 use common::*;
 
-use asdf::astro::{Quantity, Table};
+use asdf::astro::{Quantity, Table, Time, Values};
 use asdf_testkit::{require_python, run_python, TempDir};
 
 const WRITE: &str = r#"
 import sys, numpy as np, asdf, astropy.units as u
 from astropy import coordinates as coord
+from astropy.time import Time
 from astropy.coordinates import SkyCoord
 from astropy.modeling import models
 from astropy.table import QTable, MaskedColumn
@@ -33,6 +34,11 @@ tree = {
     "table": q,
     "image": np.arange(2000.0).reshape(40, 50),
     "spectrum": np.linspace(0, 1, 1000) * u.nm,
+    "t_jd": Time([2460000.5, 2460001.25], format="jd", scale="tt"),
+    "t_unix": Time(1.7e9, format="unix"),
+    "t_gps": Time(1.4e9, format="gps"),
+    "t_tdb": Time("2026-01-01T00:00:00.123", scale="tdb"),
+    "t_mjd": Time([60000.5, 60001.5, 60002.5], format="mjd", scale="tai"),
 }
 asdf.AsdfFile(tree).write_to(sys.argv[1])
 "#;
@@ -57,18 +63,24 @@ with warnings.catch_warnings(), asdf.open(sys.argv[1]) as a, asdf.open(sys.argv[
     assert np.array_equal(ta["m"].filled(0), tb["m"].filled(0))
     assert np.array_equal(a["image"], b["image"])
     assert b["spectrum"].unit == u.nm and np.array_equal(a["spectrum"], b["spectrum"])
+    for k in ["t_jd", "t_unix", "t_gps", "t_tdb", "t_mjd"]:
+        assert (a[k].format, a[k].scale) == (b[k].format, b[k].scale), k
+        assert np.all(a[k] == b[k]), k
 print("same")
 "#;
 
 /// What astropy reads from argv[1], as JSON.
 const VALUES: &str = r#"
-import sys, json, asdf
+import sys, json, asdf, numpy as np
 with asdf.open(sys.argv[1]) as f:
     t, s = f["table"], f["spectrum"]
     print(json.dumps({
         "spectrum": s.value.tolist(), "spectrum_unit": s.unit.to_string(),
         "flux": t["flux"].value.tolist(), "flux_unit": t["flux"].unit.to_string(),
         "m": t["m"].filled(0).tolist(), "mask": t["m"].mask.tolist(),
+        "times": {k: {"value": np.atleast_1d(f[k].value).tolist(), "format": f[k].format,
+                      "scale": f[k].scale}
+                  for k in ["t_jd", "t_unix", "t_gps", "t_tdb", "t_mjd"]},
     }))
 "#;
 
@@ -83,22 +95,17 @@ fn every_rewrite_is_read_back_equal_by_astropy_and_gwcs() {
     std::fs::create_dir_all(t.join("ex")).unwrap();
     let out = |name: &str| t.join(name).to_str().unwrap().to_string();
     let o = p(&orig).to_string();
-    let verbs: Vec<(Vec<String>, String)> = vec![
-        (
-            vec!["defragment".into(), o.clone(), "-o".into(), out("d.asdf")],
-            out("d.asdf"),
-        ),
-        (
-            vec![
-                "defragment".into(),
-                o.clone(),
-                "-c".into(),
-                "zstd".into(),
-                "-o".into(),
-                out("z.asdf"),
-            ],
-            out("z.asdf"),
-        ),
+    // `defragment` with every codec Python asdf reads (lz4f, zstd, blsc through asdf-compression).
+    let mut verbs: Vec<(Vec<String>, String)> =
+        ["none", "zlib", "bzp2", "lz4", "lz4f", "zstd", "blsc"]
+            .iter()
+            .map(|c| {
+                let written = out(&format!("d-{c}.asdf"));
+                let args = ["defragment", &o, "-c", c, "-o", &written].map(String::from);
+                (args.to_vec(), written)
+            })
+            .collect();
+    verbs.extend([
         (
             vec!["to-yaml".into(), o.clone(), "-o".into(), out("y.asdf")],
             out("y.asdf"),
@@ -124,7 +131,7 @@ fn every_rewrite_is_read_back_equal_by_astropy_and_gwcs() {
             vec!["salvage".into(), o.clone(), "-o".into(), out("s.asdf")],
             out("s.asdf"),
         ),
-    ];
+    ]);
     for (args, written) in verbs {
         let what = format!("asdftool {}", args.join(" "));
         let r = run(&args);
@@ -191,4 +198,32 @@ fn typed_accessors_give_what_astropy_gives() {
         .map(|(&x, &masked)| if masked { 0.0 } else { x as f64 })
         .collect();
     assert_eq!(filled, floats(&want["m"]));
+
+    for (key, want) in want["times"].as_object().unwrap() {
+        let t: Time = f.get(&format!("/{key}")).unwrap();
+        assert_eq!(
+            t.scale_or_default(),
+            want["scale"].as_str().unwrap(),
+            "{key}"
+        );
+        // The format is what astropy read, or left to be inferred from a string value.
+        match &t.format {
+            Some(format) => assert_eq!(format, want["format"].as_str().unwrap(), "{key}"),
+            None => assert!(matches!(&t.value, Values::Scalar(v) if v.as_str().is_some())),
+        }
+        let values: Vec<serde_json::Value> = match &t.value {
+            Values::Scalar(v) => vec![match (v.as_f64(), v.as_str()) {
+                (Some(x), _) => serde_json::json!(x),
+                (_, Some(s)) => serde_json::json!(s),
+                _ => panic!("{key}: {v:?}"),
+            }],
+            Values::Array(pointer) => f
+                .array::<f64>(pointer)
+                .unwrap()
+                .iter()
+                .map(|&x| serde_json::json!(x))
+                .collect(),
+        };
+        assert_eq!(&values, want["value"].as_array().unwrap(), "{key}");
+    }
 }
