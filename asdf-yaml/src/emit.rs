@@ -285,43 +285,64 @@ impl<'o> Emitter<'o> {
             }
             Shape::BlockSeq(items) => {
                 let inline = compact && props.is_empty();
-                if inline {
-                    self.out.push(' ');
-                } else {
-                    self.out.push('\n');
-                }
-                for (i, item) in items.iter().enumerate() {
-                    if !(inline && i == 0) {
-                        push_indent(&mut self.out, indent);
-                    }
-                    self.out.push('-');
-                    let len = path.len();
-                    let _ = write!(path, "/{i}");
-                    self.value(item, indent + 2, true, path, depth + 1)?;
-                    path.truncate(len);
-                    self.flush_at_line_start()?;
-                }
+                self.block_seq(items.len(), inline, indent, path, |e, i, path| {
+                    e.value(&items[i], indent + 2, true, path, depth + 1)
+                })?;
             }
             Shape::BlockMap(m) => {
                 let inline = compact && props.is_empty();
-                if inline {
-                    self.out.push(' ');
-                } else {
-                    self.out.push('\n');
-                }
-                for (i, (k, v)) in m.iter().enumerate() {
-                    if !(inline && i == 0) {
-                        push_indent(&mut self.out, indent);
-                    }
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&escape(&key_path_text(k)));
-                    self.key(k, indent, path)?;
-                    self.value(v, indent + 2, false, path, depth + 1)?;
-                    path.truncate(len);
-                    self.flush_at_line_start()?;
-                }
+                self.block_map(m, inline, indent, path, depth)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Writes `count` block sequence items (`- ` each, the first on the current line when
+    /// `inline`), each by `item`, which gets the item's index and its path.
+    fn block_seq(
+        &mut self,
+        count: usize,
+        inline: bool,
+        indent: usize,
+        path: &mut String,
+        mut item: impl FnMut(&mut Self, usize, &mut String) -> Result<()>,
+    ) -> Result<()> {
+        self.out.push(if inline { ' ' } else { '\n' });
+        for i in 0..count {
+            if !(inline && i == 0) {
+                push_indent(&mut self.out, indent);
+            }
+            self.out.push('-');
+            let len = path.len();
+            let _ = write!(path, "/{i}");
+            item(self, i, path)?;
+            path.truncate(len);
+            self.flush_at_line_start()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the entries of a block mapping (the first on the current line when `inline`).
+    fn block_map(
+        &mut self,
+        m: &crate::node::Mapping,
+        inline: bool,
+        indent: usize,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<()> {
+        self.out.push(if inline { ' ' } else { '\n' });
+        for (i, (k, v)) in m.iter().enumerate() {
+            if !(inline && i == 0) {
+                push_indent(&mut self.out, indent);
+            }
+            let len = path.len();
+            path.push('/');
+            path.push_str(&escape(&key_path_text(k)));
+            self.key(k, indent, path)?;
+            self.value(v, indent + 2, false, path, depth + 1)?;
+            path.truncate(len);
+            self.flush_at_line_start()?;
         }
         Ok(())
     }
@@ -410,25 +431,15 @@ impl<'o> Emitter<'o> {
             self.out.push('\n');
             return Ok(());
         }
-        self.out.push(if inline { ' ' } else { '\n' });
         let stride: usize = rest.iter().product();
-        for i in 0..n {
-            if !(inline && i == 0) {
-                push_indent(&mut self.out, indent);
-            }
-            self.out.push('-');
-            let len = path.len();
-            let _ = write!(path, "/{i}");
+        self.block_seq(n, inline, indent, path, |e, i, path| {
             let at = base + i * stride;
             if rest.is_empty() {
-                self.value(&p.item(at), indent + 2, true, path, depth + 1)?;
+                e.value(&p.item(at), indent + 2, true, path, depth + 1)
             } else {
-                self.packed(p, rest, at, indent + 2, true, path, depth + 1)?;
+                e.packed(p, rest, at, indent + 2, true, path, depth + 1)
             }
-            path.truncate(len);
-            self.flush_at_line_start()?;
-        }
-        Ok(())
+        })
     }
 
     fn flow_seq<'n>(

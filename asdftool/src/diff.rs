@@ -166,54 +166,8 @@ impl Differ<'_> {
         if depth > MAX_DEPTH {
             return;
         }
-        let (ka, kb) = (asdf::array_kind(a), asdf::array_kind(b));
-        if ka.is_some() || kb.is_some() {
-            if ka.is_none() || kb.is_none() {
-                self.push(
-                    path,
-                    format!(
-                        "an array on one side only ({} vs {})",
-                        kind_of(a),
-                        kind_of(b)
-                    ),
-                );
-                return;
-            }
-            if same_bytes(self.fa, a, self.fb, b) {
-                return;
-            }
-            let (ra, rb) = (read_with_mask(self.fa, a), read_with_mask(self.fb, b));
-            let (ma, mb) = (
-                ra.as_ref().ok().and_then(|r| r.1.clone()),
-                rb.as_ref().ok().and_then(|r| r.1.clone()),
-            );
-            let any = |m: &Option<ndarray::ArrayD<bool>>| {
-                m.as_ref().is_some_and(|m| m.iter().any(|&x| x))
-            };
-            if !(any(&ma) || any(&mb)) {
-                compare_arrays(path, ra.map(|r| r.0), rb.map(|r| r.0), self.out);
-                return;
-            }
-            match (ra, rb) {
-                (Ok((x, _)), Ok((y, _))) => {
-                    if x.shape() != y.shape()
-                        || x.datatype().without_byteorders() != y.datatype().without_byteorders()
-                    {
-                        self.push(
-                            path,
-                            format!("arrays differ: {} != {}", describe(&x), describe(&y)),
-                        );
-                    } else if ma != mb {
-                        self.push(path, "masks differ".into());
-                    } else if !x.equals_nan_aware_where(&y, ma.as_ref()) {
-                        self.push(
-                            path,
-                            format!("unmasked array values differ ({})", describe(&x)),
-                        );
-                    }
-                }
-                (a, b) => compare_arrays(path, a.map(|r| r.0), b.map(|r| r.0), self.out),
-            }
+        if asdf::array_kind(a).is_some() || asdf::array_kind(b).is_some() {
+            self.arrays(a, b, path);
             return;
         }
         // The root tag follows the ASDF Standard version: metadata.
@@ -228,42 +182,7 @@ impl Differ<'_> {
             );
         }
         match (a.value(), b.value()) {
-            (Value::Map(ma), Value::Map(mb)) => {
-                let (ia, ib) = (KeyIndex::new(ma), KeyIndex::new(mb));
-                let len = path.len();
-                for (k, va) in ma.iter() {
-                    let kt = key_text(k);
-                    if depth == 0
-                        && !self.opts.include_metadata
-                        && (kt == "asdf_library" || kt == "history")
-                    {
-                        continue;
-                    }
-                    path.push('/');
-                    path.push_str(&escape(&kt));
-                    match ib.get(mb, k) {
-                        Some(vb) => self.node(va, vb, path, depth + 1),
-                        None => {
-                            let p = path.clone();
-                            self.push(&p, "only in the first file".into());
-                        }
-                    }
-                    path.truncate(len);
-                }
-                for (k, _) in mb.iter() {
-                    let kt = key_text(k);
-                    if depth == 0
-                        && !self.opts.include_metadata
-                        && (kt == "asdf_library" || kt == "history")
-                    {
-                        continue;
-                    }
-                    if ia.get(ma, k).is_none() {
-                        let p = format!("{path}/{}", escape(&kt));
-                        self.push(&p, "only in the second file".into());
-                    }
-                }
-            }
+            (Value::Map(ma), Value::Map(mb)) => self.mappings(ma, mb, path, depth),
             (Value::Seq(sa), Value::Seq(sb)) => {
                 if sa.len() != sb.len() {
                     self.push(
@@ -293,6 +212,83 @@ impl Differ<'_> {
                 if !same {
                     self.push(path, format!("{} != {}", short(a), short(b)));
                 }
+            }
+        }
+    }
+
+    /// Two nodes of which at least one is an array: compared by bytes where that shows them
+    /// equal, else by values (masked elements left out when either side has a mask).
+    fn arrays(&mut self, a: &Node, b: &Node, path: &str) {
+        if asdf::array_kind(a).is_none() || asdf::array_kind(b).is_none() {
+            let msg = format!(
+                "an array on one side only ({} vs {})",
+                kind_of(a),
+                kind_of(b)
+            );
+            self.push(path, msg);
+            return;
+        }
+        if same_bytes(self.fa, a, self.fb, b) {
+            return;
+        }
+        let (ra, rb) = (read_with_mask(self.fa, a), read_with_mask(self.fb, b));
+        let (ma, mb) = (
+            ra.as_ref().ok().and_then(|r| r.1.clone()),
+            rb.as_ref().ok().and_then(|r| r.1.clone()),
+        );
+        let any =
+            |m: &Option<ndarray::ArrayD<bool>>| m.as_ref().is_some_and(|m| m.iter().any(|&x| x));
+        if !(any(&ma) || any(&mb)) {
+            compare_arrays(path, ra.map(|r| r.0), rb.map(|r| r.0), self.out);
+            return;
+        }
+        match (ra, rb) {
+            (Ok((x, _)), Ok((y, _))) => {
+                if x.shape() != y.shape()
+                    || x.datatype().without_byteorders() != y.datatype().without_byteorders()
+                {
+                    let msg = format!("arrays differ: {} != {}", describe(&x), describe(&y));
+                    self.push(path, msg);
+                } else if ma != mb {
+                    self.push(path, "masks differ".into());
+                } else if !x.equals_nan_aware_where(&y, ma.as_ref()) {
+                    let msg = format!("unmasked array values differ ({})", describe(&x));
+                    self.push(path, msg);
+                }
+            }
+            (a, b) => compare_arrays(path, a.map(|r| r.0), b.map(|r| r.0), self.out),
+        }
+    }
+
+    /// Two mappings, key by key through an index (`asdf_library` and `history` of the root
+    /// skipped unless metadata is compared).
+    fn mappings(&mut self, ma: &Mapping, mb: &Mapping, path: &mut String, depth: usize) {
+        let skipped = |kt: &str| {
+            depth == 0 && !self.opts.include_metadata && (kt == "asdf_library" || kt == "history")
+        };
+        let (ia, ib) = (KeyIndex::new(ma), KeyIndex::new(mb));
+        let len = path.len();
+        for (k, va) in ma.iter() {
+            let kt = key_text(k);
+            if skipped(&kt) {
+                continue;
+            }
+            path.push('/');
+            path.push_str(&escape(&kt));
+            match ib.get(mb, k) {
+                Some(vb) => self.node(va, vb, path, depth + 1),
+                None => {
+                    let p = path.clone();
+                    self.push(&p, "only in the first file".into());
+                }
+            }
+            path.truncate(len);
+        }
+        for (k, _) in mb.iter() {
+            let kt = key_text(k);
+            if !skipped(&kt) && ia.get(ma, k).is_none() {
+                let p = format!("{path}/{}", escape(&kt));
+                self.push(&p, "only in the second file".into());
             }
         }
     }
