@@ -191,6 +191,16 @@ impl<'o> Emitter<'o> {
         }
     }
 
+    fn check_depth(&self, path: &str, depth: usize) -> Result<()> {
+        if depth > self.options.max_depth {
+            return Err(Self::err(
+                path,
+                format!("nesting deeper than {} levels", self.options.max_depth),
+            ));
+        }
+        Ok(())
+    }
+
     /// Properties (`&anchor !tag`) and shape of a node; registers anchors.
     fn classify<'a>(&mut self, node: &'a Node, path: &str) -> Result<(String, Shape<'a>)> {
         let mut props = String::new();
@@ -246,12 +256,7 @@ impl<'o> Emitter<'o> {
         path: &mut String,
         depth: usize,
     ) -> Result<()> {
-        if depth > self.options.max_depth {
-            return Err(Self::err(
-                path,
-                format!("nesting deeper than {} levels", self.options.max_depth),
-            ));
-        }
+        self.check_depth(path, depth)?;
         check_tag(node.tag(), path)?;
         let (props, shape) = self.classify(node, path)?;
         if !props.is_empty() {
@@ -412,12 +417,7 @@ impl<'o> Emitter<'o> {
         path: &mut String,
         depth: usize,
     ) -> Result<()> {
-        if depth > self.options.max_depth {
-            return Err(Self::err(
-                path,
-                format!("nesting deeper than {} levels", self.options.max_depth),
-            ));
-        }
+        self.check_depth(path, depth)?;
         let Some((&n, rest)) = dims.split_first() else {
             return Err(Self::err(path, "a packed sequence has no shape"));
         };

@@ -70,24 +70,7 @@ pub(crate) fn write_head<W: Write>(
     tree: &Node,
     options: &WriteOptions,
 ) -> Result<(W, u64)> {
-    struct Counted<W> {
-        inner: W,
-        written: u64,
-    }
-    impl<W: Write> Write for Counted<W> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let n = self.inner.write(buf)?;
-            self.written += n as u64;
-            Ok(n)
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            self.inner.flush()
-        }
-    }
-    let mut out = Counted {
-        inner: out,
-        written: 0,
-    };
+    let mut out = array_core::CountingWriter::new(out);
     let header = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
     out.write_all(header.as_bytes())
         .map_err(|e| AsdfError::io("writing the tree", e))?;
@@ -97,7 +80,8 @@ pub(crate) fn write_head<W: Write>(
             other => AsdfError::Emit(other),
         },
     )?;
-    Ok((out.inner, out.written))
+    let written = out.written();
+    Ok((out.into_inner(), written))
 }
 
 /// The `#ASDF` header, the `#ASDF_STANDARD` comment and the YAML tree, as written before the

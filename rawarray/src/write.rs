@@ -96,15 +96,12 @@ pub(crate) fn write_core<W: Write>(
     match opts.encoding {
         WriteEncoding::Raw => {
             header.write_to(&mut w)?;
-            let mut counter = CountingWriter {
-                inner: &mut w,
-                n: 0,
-            };
+            let mut counter = array_core::CountingWriter::new(&mut w);
             elements(&mut counter, order)?;
-            if counter.n != raw_len {
+            if counter.written() != raw_len {
                 return Err(Error::InvalidArgument(format!(
                     "the data has {} bytes, the dims call for {raw_len}",
-                    counter.n
+                    counter.written()
                 )));
             }
         }
@@ -172,22 +169,6 @@ fn collect(elements: &mut ElementSink<'_>, order: ByteOrder, raw_len: u64) -> Re
         )));
     }
     Ok(buf)
-}
-
-struct CountingWriter<W> {
-    inner: W,
-    n: u64,
-}
-
-impl<W: Write> Write for CountingWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.n += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 /// Writes a column-major slice with `dims` (first fastest) to `w`.
