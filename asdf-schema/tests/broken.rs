@@ -101,3 +101,30 @@ fn every_venv_schema_compiles() {
         );
     }
 }
+
+/// A schema whose `definitions` holds a non-schema entry (rad 1.2.1's catalogue tables write
+/// `definitions: {$ref: "..."}`) breaks the draft-4 metaschema where validation never looks:
+/// it compiles, as Python asdf uses it, and still validates what it says. A schema broken where
+/// it matters is still refused with the metaschema's complaint.
+#[test]
+fn stray_definitions_are_tolerated_and_real_errors_are_not() {
+    let v = SchemaValidator::new(asdf_schema::SchemaStore::new());
+    let schema = serde_json::json!({
+        "definitions": {"$ref": "asdf://example.org/elsewhere#/definitions"},
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    });
+    let good = asdf_yaml::parse_str("n: 3").unwrap();
+    let bad = asdf_yaml::parse_str("n: three").unwrap();
+    assert_eq!(
+        v.validate_with_schema(&good, &schema, "stray").unwrap(),
+        vec![]
+    );
+    let got = pairs(&v.validate_with_schema(&bad, &schema, "stray").unwrap());
+    assert_eq!(got, expected(&[("/n", "type")]));
+    let broken = serde_json::json!({"type": "object", "properties": {"n": {"type": 7}}});
+    let e = v
+        .validate_with_schema(&good, &broken, "broken")
+        .unwrap_err();
+    assert!(e.to_string().contains("broken"), "{e}");
+}

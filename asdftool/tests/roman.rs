@@ -1,8 +1,8 @@
 //! Roman products (issue 17): every model of roman_datamodels 1.2.0, made with
-//! `create_fake_data` and saved by roman_datamodels itself. `verify`, `validate` and `info`
-//! succeed on each, and the output of every rewriting verb (`defragment` with every codec Python
-//! reads) opens in roman_datamodels (warnings as errors) as a model of the same class that validates and holds the same values.
-
+//! `create_fake_data` and saved by roman_datamodels itself. `verify`, `info` and `validate`
+//! against the venv's schemas (rad's Roman schemas included) succeed on each, and the output of
+//! every rewriting verb (`defragment` with every codec Python reads) opens in roman_datamodels
+//! (warnings as errors) as a model of the same class that validates and holds the same values.
 mod common;
 use common::*;
 
@@ -112,9 +112,21 @@ fn every_roman_model_survives_every_rewrite() {
     for name in &names {
         let file = orig.join(format!("{name}.asdf"));
         let f = p(&file);
-        for verb in ["verify", "validate", "info"] {
-            let r = run(&[verb, f]);
-            assert_eq!(code(&r), 0, "{verb} {name}: {}", stderr(&r));
+        // `validate --python`: against the schemas of the venv's packages, rad's included.
+        let python = py.to_str().unwrap();
+        let checks: [&[&str]; 3] = [
+            &["verify", f],
+            &["validate", "--python", python, f],
+            &["info", f],
+        ];
+        for args in checks {
+            let r = run(args);
+            assert_eq!(code(&r), 0, "{args:?} {name}: {}", stderr(&r));
+            assert!(
+                !stdout(&r).contains("only the built-in checks"),
+                "{args:?}: {}",
+                stdout(&r)
+            );
         }
         let to = |verb: &str| {
             let path = out.join(verb).join(format!("{name}.asdf"));

@@ -65,20 +65,28 @@ impl SchemaValidator {
         &self.store
     }
 
+    /// Compiles `schema`. A schema that breaks the draft-4 metaschema only with `definitions`
+    /// entries that are not schemas (rad 1.2.1's catalogue tables have
+    /// `definitions: {$ref: ...}`, a string where a schema belongs), which validation never
+    /// reaches, is compiled without them, as Python asdf uses it; one that still cannot be
+    /// compiled is an error with the metaschema's complaint.
     fn compile(&self, uri: &str, schema: &J) -> Result<Validator<YamlTree>> {
-        jsonschema::options_for::<YamlTree>()
+        let options = jsonschema::options_for::<YamlTree>()
             .with_draft(Draft::Draft4)
             .with_retriever(StoreRetriever(self.store.clone()))
             .should_validate_formats(false)
             .with_keyword("tag", keywords::tag_factory)
             .with_keyword("ndim", keywords::ndim_factory)
             .with_keyword("max_ndim", keywords::max_ndim_factory)
-            .with_keyword("datatype", keywords::datatype_factory)
-            .build(schema)
-            .map_err(|e| SchemaError::InvalidSchema {
-                uri: uri.to_string(),
-                message: e.to_string(),
-            })
+            .with_keyword("datatype", keywords::datatype_factory);
+        options.build(schema).or_else(|e| {
+            options
+                .build(&without_stray_definitions(schema))
+                .map_err(|_| SchemaError::InvalidSchema {
+                    uri: uri.to_string(),
+                    message: e.to_string(),
+                })
+        })
     }
 
     /// The compiled validator of the schema with this id.
@@ -247,6 +255,31 @@ fn message_of(e: &jsonschema::ValidationError<'_>) -> String {
         format!("{}...", &s[..cut])
     } else {
         s
+    }
+}
+
+/// `schema` without the entries of its `definitions` (at any depth) that are not schemas
+/// (objects or booleans).
+fn without_stray_definitions(schema: &J) -> J {
+    match schema {
+        J::Object(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("definitions", J::Object(defs)) => J::Object(
+                            defs.iter()
+                                .filter(|(_, d)| d.is_object() || d.is_boolean())
+                                .map(|(n, d)| (n.clone(), without_stray_definitions(d)))
+                                .collect(),
+                        ),
+                        _ => without_stray_definitions(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        J::Array(items) => J::Array(items.iter().map(without_stray_definitions).collect()),
+        other => other.clone(),
     }
 }
 
