@@ -3,6 +3,7 @@
 //! against the venv's schemas (rad's Roman schemas included) succeed on each, and the output of
 //! every rewriting verb (`defragment` with every codec Python reads) opens in roman_datamodels
 //! (warnings as errors) as a model of the same class that validates and holds the same values.
+
 mod common;
 use common::*;
 
