@@ -152,13 +152,14 @@ fn into_packed<T: Element>(a: ArrayD<T>) -> Result<Node> {
     let (shape, len) = (a.shape().to_vec(), a.len());
     let (items, offset) = a.into_raw_vec_and_offset();
     let start = offset.unwrap_or(0);
-    let items = match items.len() == len && start == 0 {
-        true => items,
-        false => start
+    let items = if items.len() == len && start == 0 {
+        items
+    } else {
+        start
             .checked_add(len)
             .and_then(|end| items.get(start..end))
             .ok_or_else(|| NdError::Usage("an array's elements lie outside its buffer".into()))?
-            .to_vec(),
+            .to_vec()
     };
     Ok(Node::packed(PackedElements { shape, items }))
 }

@@ -229,7 +229,6 @@ impl<'o> Emitter<'o> {
                 }
             }
             Value::Map(m) => Shape::BlockMap(m),
-            Value::Packed(p) if p.shape().first() == Some(&0) => Shape::Empty("[]"),
             Value::Packed(p) => Shape::Packed(&**p),
             _ => {
                 let (tag_written, text) = scalar(node, false, path)?;

@@ -287,37 +287,24 @@ impl Node {
         Node::new(Value::Seq(items.into_iter().map(Into::into).collect()))
     }
 
-    /// A packed nested sequence ([`Value::Packed`]) of `items`.
-    ///
-    /// # Panics
-    /// If `items` has an empty shape (a packed sequence has at least one level).
+    /// A packed nested sequence ([`Value::Packed`]) of `items`. Its shape needs at least one
+    /// level: the emitter refuses one without.
     pub fn packed(items: impl crate::PackedItems + 'static) -> Node {
-        assert!(!items.shape().is_empty(), "a packed sequence needs a shape");
         Node::new(Value::Packed(std::sync::Arc::new(items)))
     }
 
     /// This node with every [`Value::Packed`] in it replaced by the nested sequence nodes it
     /// stands for (a plain clone when there is none; shared subtrees are kept as they are).
     pub fn unpacked(&self) -> Node {
-        match &self.value {
-            Value::Packed(p) => {
-                let mut n = crate::packed::to_nodes(&**p);
-                n.tag = self.tag.clone();
-                n
-            }
-            Value::Seq(items) => {
-                let mut n = Node::new(Value::Seq(items.iter().map(Node::unpacked).collect()));
-                n.tag = self.tag.clone();
-                n
-            }
-            Value::Map(m) => {
-                let mut n = Node::new(Value::Map(
-                    m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect(),
-                ));
-                n.tag = self.tag.clone();
-                n
-            }
-            _ => self.clone(),
+        let value = match &self.value {
+            Value::Packed(p) => crate::packed::to_nodes(&**p).value,
+            Value::Seq(items) => Value::Seq(items.iter().map(Node::unpacked).collect()),
+            Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect()),
+            _ => return self.clone(),
+        };
+        Node {
+            tag: self.tag.clone(),
+            value,
         }
     }
 

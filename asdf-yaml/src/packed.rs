@@ -209,6 +209,10 @@ mod tests {
         let tree = Node::mapping([("data", Node::packed(Bad))]);
         let e = crate::emit_to_string(&tree).unwrap_err().to_string();
         assert!(e.contains("/data") && e.contains("scalar"), "{e}");
+        // No shape at all: an error too, not a panic.
+        let tree = Node::mapping([("data", Node::packed(Mixed(vec![])))]);
+        let e = crate::emit_to_string(&tree).unwrap_err().to_string();
+        assert!(e.contains("/data") && e.contains("no shape"), "{e}");
     }
 
     #[test]

@@ -303,11 +303,7 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
         // Refused from the header: asking the store would decode a compressed block whole
         // only to find that it cannot be viewed.
         if let Some(asdf_ndarray::Source::Block(b)) = meta.source {
-            if self
-                .blocks()
-                .info(b)
-                .is_ok_and(|i| i.header.is_compressed())
-            {
+            if self.block_is_compressed(b) {
                 return Err(arr(
                     pointer,
                     NdError::NotViewable("the block is compressed: read the array instead".into()),
@@ -315,6 +311,15 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
             }
         }
         meta.view::<T>(self).map_err(|e| arr(pointer, e))
+    }
+
+    /// Whether block `source` is stored compressed, from its header (`false` when there is no
+    /// such block): what decides, before anything is decoded, whether an array's bytes can be
+    /// used where they lie.
+    pub fn block_is_compressed(&self, source: i64) -> bool {
+        self.blocks()
+            .info(source)
+            .is_ok_and(|i| i.header.is_compressed())
     }
 
     /// The array at `pointer` whatever its datatype.

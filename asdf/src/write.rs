@@ -71,8 +71,7 @@ pub(crate) fn write_head<W: Write>(
     options: &WriteOptions,
 ) -> Result<(W, u64)> {
     let mut out = array_core::CountingWriter::new(out);
-    let header = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
-    out.write_all(header.as_bytes())
+    out.write_all(header(options).as_bytes())
         .map_err(|e| AsdfError::io("writing the tree", e))?;
     asdf_yaml::emit_with(tree, &asdf_yaml::EmitOptions::default(), &mut out).map_err(
         |e| match e {
@@ -84,10 +83,15 @@ pub(crate) fn write_head<W: Write>(
     Ok((out.into_inner(), written))
 }
 
+/// The `#ASDF` header line and the `#ASDF_STANDARD` comment.
+fn header(options: &WriteOptions) -> String {
+    format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version)
+}
+
 /// The `#ASDF` header, the `#ASDF_STANDARD` comment and the YAML tree, as written before the
 /// blocks (as one text: for updates that must know its length before writing).
 pub(crate) fn header_and_tree(tree: &Node, options: &WriteOptions) -> Result<String> {
-    let mut head = format!("#ASDF 1.0.0\n#ASDF_STANDARD {}\n", options.standard_version);
+    let mut head = header(options);
     head.push_str(&asdf_yaml::emit_to_string(tree).map_err(AsdfError::Emit)?);
     Ok(head)
 }

@@ -127,19 +127,22 @@ fn read_with_mask(
     }
 }
 
-/// Whether two unmasked ndarrays are shown equal by their bytes alone, compared where they lie
-/// (no copy of an uncompressed block); anything else is compared by value.
+/// Whether two unmasked ndarrays in uncompressed blocks are shown equal by their bytes alone,
+/// compared where they lie. Anything else is compared by value (a compressed block is not
+/// decoded here only to be decoded again when its values must be compared).
 fn same_bytes(fa: &AsdfFile, a: &Node, fb: &AsdfFile, b: &Node) -> bool {
-    let plain = |n: &Node| {
-        asdf::array_kind(n) == Some(ArrayKind::NdArray)
-            && n.get("mask").is_none()
-            && n.get("source").is_some()
+    let plain = |f: &AsdfFile, n: &Node| {
+        if asdf::array_kind(n) != Some(ArrayKind::NdArray) || n.get("mask").is_some() {
+            return None;
+        }
+        let meta = NdArrayMeta::from_node(n).ok()?;
+        match meta.source {
+            Some(asdf::ndarray::Source::Block(s)) if !f.block_is_compressed(s) => Some(meta),
+            _ => None,
+        }
     };
-    if !(plain(a) && plain(b)) {
-        return false;
-    }
-    match (NdArrayMeta::from_node(a), NdArrayMeta::from_node(b)) {
-        (Ok(x), Ok(y)) => x
+    match (plain(fa, a), plain(fb, b)) {
+        (Some(x), Some(y)) => x
             .same_bytes_with(fa, &y, fb, &fa.open_options().arrays)
             .unwrap_or(false),
         _ => false,
