@@ -231,6 +231,7 @@ impl Validation {
 ///
 /// Errors only when validation cannot run (unreadable schema directory or custom schema, a
 /// schema that does not compile). Without the `full` feature, schema options are ignored.
+/// To validate many trees, build one [`Validator`]: this loads the schemas on every call.
 pub fn validate_file_tree(tree: &Node, opts: &ValidateOptions) -> Result<Report> {
     validate_tree_detailed(tree, opts).map(|v| v.report)
 }
@@ -245,38 +246,93 @@ pub fn validate_file_tree(tree: &Node, opts: &ValidateOptions) -> Result<Report>
 /// assert!(v.report.is_valid() && v.builtin_only(&opts));
 /// ```
 pub fn validate_tree_detailed(tree: &Node, opts: &ValidateOptions) -> Result<Validation> {
-    let mut violations = Vec::new();
-    #[allow(unused_mut)]
-    let mut schemas = 0;
-    if opts.builtin {
-        violations.extend(check_builtin(tree));
-    }
+    Validator::new(opts)?.validate(tree)
+}
+
+/// What [`ValidateOptions`] ask for, set up once and run over any number of trees: the schema
+/// sources are read (and a Python environment asked for its resources) once, the custom schema
+/// loaded once, and each schema compiled on first use and kept for the next tree.
+///
+/// ```
+/// use asdf_schema::{ValidateOptions, Validator};
+/// let v = Validator::new(&ValidateOptions::builtin_only()).unwrap();
+/// for text in ["{a: 1}", "a: !core/ndarray-1.1.0 {data: [1], datatype: int8, shape: [2]}"] {
+///     let tree = asdf_yaml::parse_str(&format!("%TAG ! tag:stsci.edu:asdf/\n---\n{text}\n"))
+///         .unwrap();
+///     let found = v.validate(&tree).unwrap();
+///     assert_eq!(found.report.is_valid(), text == "{a: 1}");
+/// }
+/// ```
+pub struct Validator {
+    builtin: bool,
     #[cfg(feature = "full")]
-    if opts.tag_schemas || opts.custom_schema.is_some() {
-        let sources = SchemaSources {
-            dirs: opts.schema_dirs.clone(),
-            env: opts.use_env_path,
-            python: opts.python.clone(),
-            find_python: opts.find_python,
-        };
-        let validator = SchemaValidator::new(sources.load()?);
-        if opts.tag_schemas {
-            schemas = validator.store().len();
-            violations.extend(validator.validate_tags(tree)?);
+    schemas: Option<SchemaValidator>,
+    #[cfg(feature = "full")]
+    tag_schemas: bool,
+    /// The custom schema and the name its violations are reported under.
+    #[cfg(feature = "full")]
+    custom: Option<(serde_json::Value, String)>,
+}
+
+impl Validator {
+    /// Loads what `opts` name. Errors when a schema directory or the custom schema cannot be
+    /// read; without the `full` feature, schema options are ignored.
+    pub fn new(opts: &ValidateOptions) -> Result<Self> {
+        #[cfg(feature = "full")]
+        {
+            let wants_schemas = opts.tag_schemas || opts.custom_schema.is_some();
+            let schemas = if wants_schemas {
+                let sources = SchemaSources {
+                    dirs: opts.schema_dirs.clone(),
+                    env: opts.use_env_path,
+                    python: opts.python.clone(),
+                    find_python: opts.find_python,
+                };
+                Some(SchemaValidator::new(sources.load()?))
+            } else {
+                None
+            };
+            let custom = match &opts.custom_schema {
+                Some(path) => Some((load_schema_file(path)?, path.display().to_string())),
+                None => None,
+            };
+            Ok(Validator {
+                builtin: opts.builtin,
+                schemas,
+                tag_schemas: opts.tag_schemas,
+                custom,
+            })
         }
-        if let Some(path) = &opts.custom_schema {
-            let schema = load_schema_file(path)?;
-            violations.extend(validator.validate_with_schema(
-                tree,
-                &schema,
-                &path.display().to_string(),
-            )?);
-        }
+        #[cfg(not(feature = "full"))]
+        Ok(Validator {
+            builtin: opts.builtin,
+        })
     }
-    let mut seen = std::collections::HashSet::new();
-    violations.retain(|v| seen.insert((v.pointer.clone(), v.rule.clone(), v.message.clone())));
-    Ok(Validation {
-        report: Report::new(violations),
-        schemas,
-    })
+
+    /// Every violation in `tree` (duplicates removed). Errors only when a schema the tree
+    /// needs does not compile.
+    pub fn validate(&self, tree: &Node) -> Result<Validation> {
+        let mut violations = Vec::new();
+        #[allow(unused_mut)]
+        let mut schemas = 0;
+        if self.builtin {
+            violations.extend(check_builtin(tree));
+        }
+        #[cfg(feature = "full")]
+        if let Some(validator) = &self.schemas {
+            if self.tag_schemas {
+                schemas = validator.store().len();
+                violations.extend(validator.validate_tags(tree)?);
+            }
+            if let Some((schema, name)) = &self.custom {
+                violations.extend(validator.validate_with_schema(tree, schema, name)?);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        violations.retain(|v| seen.insert((v.pointer.clone(), v.rule.clone(), v.message.clone())));
+        Ok(Validation {
+            report: Report::new(violations),
+            schemas,
+        })
+    }
 }

@@ -1,7 +1,7 @@
 //! `asdftool`: the command-line tool over ASDF, RawArray, NumPy and Awkward Array files.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use asdftool::error::{CliError, Result};
@@ -169,10 +169,13 @@ enum Verb {
     },
     /// Validate the tree: built-in checks of the core tags, then every tagged node against its
     /// tag's schema (from --schemas, ASDF_SCHEMA_PATH and an installed Python asdf_standard),
-    /// then a custom schema. Exit 0 when valid, 1 with every violation listed.
+    /// then a custom schema. Exit 0 when valid, 1 with every violation listed. Given several
+    /// files, the schemas are loaded once and each file is reported in turn; the exit status is
+    /// the worst of them (2 when one could not be read).
     Validate {
-        /// The ASDF file.
-        file: PathBuf,
+        /// The ASDF files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
         /// A custom schema for the whole tree (YAML or JSON).
         #[arg(long)]
         schema: Option<PathBuf>,
@@ -573,10 +576,12 @@ fn edit(cli: &Cli, file: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// `validate`: schema validation; `Ok(false)` when the file is invalid.
+/// `validate`: schema validation of each file; `Ok(false)` when one is invalid. A file that
+/// cannot be validated does not stop the others: its error is printed, and the worst such
+/// error (by exit status) is returned once every file has been seen.
 fn validate(cli: &Cli) -> Result<bool> {
     let Verb::Validate {
-        file,
+        files,
         schema,
         schemas,
         python,
@@ -595,14 +600,46 @@ fn validate(cli: &Cli) -> Result<bool> {
             ..Default::default()
         }
     };
+    let validator =
+        asdf_schema::Validator::new(&opts).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut all_valid = true;
+    let mut errors = Vec::new();
+    for file in files {
+        match validate_one(&validator, &opts, file) {
+            Ok(valid) => all_valid &= valid,
+            Err(e) => errors.push(e),
+        }
+    }
+    let worst = (0..errors.len()).max_by_key(|&i| (errors[i].exit_code(), std::cmp::Reverse(i)));
+    match worst {
+        Some(w) => {
+            let e = errors.swap_remove(w);
+            for other in &errors {
+                eprintln!(
+                    "asdftool: {}",
+                    asdftool::tree::printable(&other.to_string())
+                );
+            }
+            Err(e)
+        }
+        None => Ok(all_valid),
+    }
+}
+
+/// One file of `validate`: prints its report, says whether it is valid.
+fn validate_one(
+    validator: &asdf_schema::Validator,
+    opts: &asdf_schema::ValidateOptions,
+    file: &Path,
+) -> Result<bool> {
     let tree = asdftool::input::tree_for_validation(file)?;
-    let v = asdf_schema::validate_tree_detailed(&tree, &opts).map_err(|e| match e {
+    let v = validator.validate(&tree).map_err(|e| match e {
         asdf_schema::SchemaError::Io { .. } => CliError::Usage(format!("{}: {e}", file.display())),
         other => CliError::invalid(file, other),
     })?;
     let mut text = format!("{}: {}", file.display(), v.report);
-    if v.builtin_only(&opts) {
-        text.push_str(if *builtin_only {
+    if v.builtin_only(opts) {
+        text.push_str(if opts.builtin && !opts.tag_schemas {
             "(only the built-in checks of the core tags ran, as asked)\n"
         } else {
             "(only the built-in checks of the core tags ran: no schema files were found; see \

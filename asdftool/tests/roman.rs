@@ -22,8 +22,9 @@ for name in sorted(dir(dm)):
 "#;
 
 /// Opens each rewritten file of argv[2] (one directory per verb) and argv[3] (exploded files,
-/// one directory per model) beside its original in argv[1]; prints every mismatch, then
-/// `checked N` and `bad N`.
+/// one directory per model) beside its original in argv[1], for the originals whose index in
+/// name order is argv[5] modulo argv[4] (so the work splits over processes); prints every
+/// mismatch, then `checked N` and `bad N`.
 const CHECK: &str = r#"
 import sys, glob, os, warnings, numpy as np
 import roman_datamodels as rdm
@@ -64,7 +65,8 @@ def python_to_yaml_fails(orig):
         return True
 
 bad = checked = 0
-for orig in sorted(glob.glob(os.path.join(sys.argv[1], "*.asdf"))):
+shards, shard = int(sys.argv[4]), int(sys.argv[5])
+for orig in sorted(glob.glob(os.path.join(sys.argv[1], "*.asdf")))[shard::shards]:
     name = os.path.basename(orig)
     with rdm.open(orig) as m0:
         outs = sorted(glob.glob(os.path.join(sys.argv[2], "*", name)))
@@ -93,6 +95,9 @@ print("bad", bad)
 /// asdf-compression).
 const CODECS: [&str; 6] = ["zlib", "bzp2", "lz4", "lz4f", "zstd", "blsc"];
 
+/// The work splits over this many threads and Python processes: the machine's two cores.
+const SHARDS: usize = 2;
+
 #[test]
 fn every_roman_model_survives_every_rewrite() {
     let py = require_python!();
@@ -110,60 +115,96 @@ fn every_roman_model_survives_every_rewrite() {
     for dir in &dirs {
         std::fs::create_dir_all(out.join(dir)).unwrap();
     }
-    for name in &names {
-        let file = orig.join(format!("{name}.asdf"));
-        let f = p(&file);
-        // `validate --python`: against the schemas of the venv's packages, rad's included.
-        let python = py.to_str().unwrap();
-        let checks: [&[&str]; 3] = [
-            &["verify", f],
-            &["validate", "--python", python, f],
-            &["info", f],
-        ];
-        for args in checks {
-            let r = run(args);
-            assert_eq!(code(&r), 0, "{args:?} {name}: {}", stderr(&r));
-            assert!(
-                !stdout(&r).contains("only the built-in checks"),
-                "{args:?}: {}",
-                stdout(&r)
-            );
+    validate_all(&py, &orig, &names);
+    std::thread::scope(|s| {
+        for shard in 0..SHARDS {
+            let (names, t, orig, out) = (&names, &t, &orig, &out);
+            s.spawn(move || {
+                for name in names.iter().skip(shard).step_by(SHARDS) {
+                    check_and_rewrite(t, &orig.join(format!("{name}.asdf")), out, name);
+                }
+            });
         }
-        let to = |verb: &str| {
-            let path = out.join(verb).join(format!("{name}.asdf"));
-            path.to_str().unwrap().to_string()
-        };
-        // Exploded files live in a directory of their own, with their external arrays.
-        let exploded = t.join("exploded").join(name).join(format!("{name}.asdf"));
-        std::fs::create_dir_all(exploded.parent().unwrap()).unwrap();
-        let x = p(&exploded);
-        let mut runs: Vec<Vec<String>> = CODECS
-            .iter()
-            .map(|c| {
-                let o = to(&format!("defragment-{c}"));
-                ["defragment", f, "-c", c, "-o", &o]
-                    .map(String::from)
-                    .to_vec()
+    });
+    let exploded = t.join("exploded");
+    let reports: Vec<String> = std::thread::scope(|s| {
+        let shards: Vec<_> = (0..SHARDS)
+            .map(|shard| {
+                let (py, orig, out, exploded) = (&py, &orig, &out, &exploded);
+                s.spawn(move || {
+                    let (n, k) = (SHARDS.to_string(), shard.to_string());
+                    let args = [p(orig), p(out), p(exploded), &n, &k];
+                    String::from_utf8(run_python(py, CHECK, &args)).unwrap()
+                })
             })
             .collect();
-        runs.extend([
-            vec!["to-yaml".into(), f.into(), "-o".into(), to("to-yaml")],
-            vec!["convert".into(), f.into(), to("convert")],
-            vec!["explode".into(), f.into(), "-o".into(), x.into()],
-            vec!["implode".into(), x.into(), "-o".into(), to("implode")],
-            vec!["salvage".into(), f.into(), "-o".into(), to("salvage")],
-        ]);
-        for args in runs {
-            let r = run(&args);
-            assert_eq!(code(&r), 0, "asdftool {}: {}", args.join(" "), stderr(&r));
-        }
-    }
-    let exploded = t.join("exploded");
-    let report =
-        String::from_utf8(run_python(&py, CHECK, &[p(&orig), p(&out), p(&exploded)])).unwrap();
-    let checked = names.len() * (dirs.len() + 1);
+        shards.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let count = |report: &str, what: &str| -> usize {
+        let line = report.lines().find_map(|l| l.strip_prefix(what));
+        line.and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no `{what}` in:\n{report}"))
+    };
+    let checked: usize = reports.iter().map(|r| count(r, "checked ")).sum();
+    let bad: usize = reports.iter().map(|r| count(r, "bad ")).sum();
     assert!(
-        report.contains(&format!("checked {checked}\n")) && report.ends_with("bad 0\n"),
-        "{report}"
+        checked == names.len() * (dirs.len() + 1) && bad == 0,
+        "{}",
+        reports.concat()
     );
+}
+
+/// `validate --python` over every model in one run (the schemas of the venv's packages, rad's
+/// included, loaded once): each file is valid, checked against schema files.
+fn validate_all(py: &std::path::Path, orig: &std::path::Path, names: &[&str]) {
+    let files: Vec<String> = names
+        .iter()
+        .map(|n| p(&orig.join(format!("{n}.asdf"))).to_string())
+        .collect();
+    let mut args = vec!["validate", "--python", p(py)];
+    args.extend(files.iter().map(String::as_str));
+    let r = run(&args);
+    assert_eq!(code(&r), 0, "validate: {}{}", stdout(&r), stderr(&r));
+    let text = stdout(&r);
+    assert!(!text.contains("only the built-in checks"), "{text}");
+    for f in &files {
+        assert!(text.contains(&format!("{f}: valid\n")), "{f}:\n{text}");
+    }
+}
+
+/// `verify` and `info` of one model, then every rewriting verb into its directory of `out`
+/// (exploded files into a directory of their own under `t`, with their external arrays).
+fn check_and_rewrite(t: &TempDir, file: &std::path::Path, out: &std::path::Path, name: &str) {
+    let f = p(file);
+    for args in [["verify", f], ["info", f]] {
+        let r = run(&args);
+        assert_eq!(code(&r), 0, "{args:?} {name}: {}", stderr(&r));
+    }
+    let to = |verb: &str| {
+        let path = out.join(verb).join(format!("{name}.asdf"));
+        path.to_str().unwrap().to_string()
+    };
+    let exploded = t.join("exploded").join(name).join(format!("{name}.asdf"));
+    std::fs::create_dir_all(exploded.parent().unwrap()).unwrap();
+    let x = p(&exploded);
+    let mut runs: Vec<Vec<String>> = CODECS
+        .iter()
+        .map(|c| {
+            let o = to(&format!("defragment-{c}"));
+            ["defragment", f, "-c", c, "-o", &o]
+                .map(String::from)
+                .to_vec()
+        })
+        .collect();
+    runs.extend([
+        vec!["to-yaml".into(), f.into(), "-o".into(), to("to-yaml")],
+        vec!["convert".into(), f.into(), to("convert")],
+        vec!["explode".into(), f.into(), "-o".into(), x.into()],
+        vec!["implode".into(), x.into(), "-o".into(), to("implode")],
+        vec!["salvage".into(), f.into(), "-o".into(), to("salvage")],
+    ]);
+    for args in runs {
+        let r = run(&args);
+        assert_eq!(code(&r), 0, "asdftool {}: {}", args.join(" "), stderr(&r));
+    }
 }

@@ -157,3 +157,76 @@ fn validate_says_when_only_the_builtin_checks_ran() {
     expect(&o, 0);
     assert!(!stdout(&o).contains("only the built-in"), "{}", stdout(&o));
 }
+
+#[test]
+fn validate_reports_every_file_and_exits_with_the_worst() {
+    let tmp = TempDir::new("tool-validate-many");
+    let broken = tmp.join("broken.asdf");
+    std::fs::write(&broken, BROKEN).unwrap();
+    let basic = reference("basic.asdf");
+    let complex = reference("complex.asdf");
+    let missing = tmp.join("missing.asdf");
+    let o = run(&["validate", "--builtin-only", p(&basic), p(&complex)]);
+    expect(&o, 0);
+    for f in [&basic, &complex] {
+        assert!(stdout(&o).contains(&format!("{}: valid", f.display())));
+    }
+    // An invalid file among valid ones: every file is still reported, the status is 1.
+    let o = run(&["validate", "--builtin-only", p(&broken), p(&basic)]);
+    expect(&o, 1);
+    let text = stdout(&o);
+    assert!(text.contains("/a/datatype"), "{text}");
+    assert!(
+        text.contains(&format!("{}: valid", basic.display())),
+        "{text}"
+    );
+    // A file that cannot be read: the others are reported, the error named, the status 2.
+    let o = run(&[
+        "validate",
+        "--builtin-only",
+        p(&missing),
+        p(&broken),
+        p(&basic),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.asdf"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("/a/datatype"), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&format!("{}: valid", basic.display())));
+    // No file at all is a usage error.
+    assert_eq!(code(&run(&["validate"])), 2);
+}
+
+#[test]
+fn a_custom_schema_is_loaded_once_and_checks_every_file() {
+    let tmp = TempDir::new("tool-validate-custom");
+    let schema = tmp.join("needs-history.yaml");
+    std::fs::write(
+        &schema,
+        "%YAML 1.1\n---\n$schema: http://json-schema.org/draft-04/schema\n\
+         type: object\nrequired: [history_of_this_test]\n...\n",
+    )
+    .unwrap();
+    let files = [reference("basic.asdf"), reference("complex.asdf")];
+    let o = run_env(
+        &[
+            "validate",
+            "--schema",
+            p(&schema),
+            p(&files[0]),
+            p(&files[1]),
+        ],
+        &[("ASDF_PYTHON", "/nonexistent/python")],
+    );
+    expect(&o, 1);
+    let text = stdout(&o);
+    assert_eq!(text.matches("history_of_this_test").count(), 2, "{text}");
+    // A custom schema that cannot be read stops before any file: a usage error.
+    let o = run(&[
+        "validate",
+        "--schema",
+        p(&tmp.join("nope.yaml")),
+        p(&files[0]),
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("nope.yaml"), "{}", stderr(&o));
+}
