@@ -3,16 +3,20 @@
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-usage: asdf-benchmarks [--python PATH] [--out FILE] [--scale F] [--only CASES] [--dir DIR]
+usage: asdf-benchmarks [--python PATH] [--out FILE] [--scale F] [--only CASES] [--codecs LIST]
+                       [--dir DIR] [--quick]
 
   --python PATH  interpreter of the interop venv (asdf 6.0.0, numpy, awkward0, ...);
                  default target/interop-venv/bin/python; `none` skips the Python peers
   --out FILE     Markdown report to write (default BENCHMARKS.md)
   --scale F      multiply every data size by F (default 1: 1 GiB arrays, 50 MB tree,
                  10 000 arrays, 10 million jagged lists); use 0.05 while developing
-  --only CASES   comma-separated subset of: tree, many, uncompressed, compressed, rawarray, awkward
+  --only CASES   comma-separated subset of: tree, many, uncompressed, compressed, rawarray,
+                 awkward, remote, python, printers
   --codecs LIST  comma-separated subset of the compressed case's codecs: zlib, bzp2, lz4, zstd, blsc
-  --dir DIR      where to generate data (default benchmarks/target/bench-data-<pid>; deleted)";
+  --dir DIR      where to generate data (default benchmarks/target/bench-data-<pid>; deleted)
+  --quick        one run per measurement: checks that every case runs (the smoke tests);
+                 the times are not figures to publish";
 
 /// Parsed arguments.
 #[derive(Debug)]
@@ -23,6 +27,7 @@ pub struct Args {
     pub only: Option<Vec<String>>,
     pub codecs: Option<Vec<String>>,
     pub dir: PathBuf,
+    pub quick: bool,
     pub help: bool,
 }
 
@@ -36,6 +41,7 @@ impl Args {
             only: None,
             codecs: None,
             dir: root.join(format!("target/bench-data-{}", std::process::id())),
+            quick: false,
             help: false,
         };
         while let Some(flag) = it.next() {
@@ -75,6 +81,7 @@ impl Args {
                     }
                     a.codecs = Some(names);
                 }
+                "--quick" => a.quick = true,
                 "-h" | "--help" => a.help = true,
                 other => return Err(format!("unknown argument `{other}`")),
             }

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &cli::Args) -> Result<(), measure::BenchError> {
+    measure::set_quick(args.quick);
     let machine = machine::Machine::detect();
     eprintln!("machine: {}", machine.long());
     let dir = data::ScratchDir::create(&args.dir)?;
@@ -113,6 +114,7 @@ mod tests {
             &out.display().to_string(),
             "--dir",
             &dir.display().to_string(),
+            "--quick",
         ];
         let a = cli::Args::parse(argv.iter().map(|s| s.to_string())).unwrap();
         std::fs::create_dir_all(&root).unwrap();
@@ -121,6 +123,7 @@ mod tests {
 
     fn check_report(md: &str, with_python: bool) {
         assert!(!md.contains("FAILED"), "{md}");
+        assert!(md.contains("Quick run (`--quick`)"), "{md}");
         for case in [
             "1. open + walk tree vs asdf-rs",
             "2. open + read all arrays, checksums skipped like the peers, vs asdf-rs",
@@ -223,8 +226,9 @@ mod tests {
         let c = parse(&["--codecs", "lz4,zstd"]).unwrap();
         assert!(c.codec_selected("lz4") && !c.codec_selected("zlib"));
         assert!(parse(&["--help"]).unwrap().help);
+        assert!(parse(&["--quick"]).unwrap().quick);
         let d = parse(&[]).unwrap();
         assert_eq!(d.out, PathBuf::from("BENCHMARKS.md"));
-        assert!(d.selected("compressed"));
+        assert!(d.selected("compressed") && !d.quick);
     }
 }

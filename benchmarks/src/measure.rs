@@ -45,9 +45,22 @@ impl BenchError {
 
 pub type Result<T> = std::result::Result<T, BenchError>;
 
+/// `--quick`: every measurement runs once (set before the cases run).
+static QUICK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every measurement a single run (`--quick`, for the smoke tests).
+pub fn set_quick(quick: bool) {
+    QUICK.store(quick, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether measurements run once (`--quick`).
+pub fn quick() -> bool {
+    QUICK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs `f` at least once, then until 3 s have passed, or 3 runs and half a second (short
 /// operations repeat more: their best is less at the mercy of one noisy run), and returns the
-/// fastest time in seconds together with the last result.
+/// fastest time in seconds together with the last result. One run with `--quick`.
 pub fn best<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     let start = Instant::now();
     let mut best = f64::INFINITY;
@@ -58,7 +71,7 @@ pub fn best<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
         best = best.min(t.elapsed().as_secs_f64());
         runs += 1;
         let elapsed = start.elapsed().as_secs_f64();
-        if elapsed > 3.0 || (runs >= 3 && (elapsed > 0.5 || runs >= 50)) {
+        if quick() || elapsed > 3.0 || (runs >= 3 && (elapsed > 0.5 || runs >= 50)) {
             return Ok((best, v));
         }
         drop(v);
@@ -75,7 +88,7 @@ pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
         let v = f()?;
         best = best.min(t.elapsed().as_secs_f64());
         last = Some(v);
-        if start.elapsed().as_secs_f64() > 2.0 {
+        if quick() || start.elapsed().as_secs_f64() > 2.0 {
             break;
         }
     }
@@ -87,10 +100,11 @@ pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
 
 /// Like [`best`] for a write of `path`: before each run (untimed) the previous output is
 /// deleted and every dirty page flushed (`sync`), so each write starts from the same clean page
-/// cache instead of paying for the previous run's truncation or write-back. At most 3 runs.
+/// cache instead of paying for the previous run's truncation or write-back. At most 3 runs
+/// (one with `--quick`).
 pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     let mut best = f64::INFINITY;
-    for _ in 0..3 {
+    for _ in 0..if quick() { 1 } else { 3 } {
         match std::fs::remove_file(path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -17,6 +17,13 @@ pub fn markdown(rows: &[Row], m: &Machine, args: &Args, took: std::time::Duratio
         took.as_secs_f64()
     );
     let _ = writeln!(s, "Machine: {}.\n", m.long());
+    if args.quick {
+        let _ = writeln!(
+            s,
+            "**Quick run (`--quick`): one run per measurement, to check that every case runs; \
+             these times are not figures.**\n"
+        );
+    }
     let _ = writeln!(
         s,
         "Every case generates its data, then runs our code and the peer on the same files in the \

@@ -34,6 +34,7 @@ pub const CODEC_NAMES: &[&str] = &["zlib", "bzp2", "lz4", "zstd", "blsc"];
 const PY: &str = r#"
 import os, asdf, numpy as np
 codec, raw, parts, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+warm(codec)
 data = np.fromfile(raw, dtype="<f8")
 pieces = [p.copy() for p in np.split(data, parts)]
 one, many = d + "/py_one.asdf", d + "/py_many.asdf"

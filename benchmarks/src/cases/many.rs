@@ -14,6 +14,7 @@ const LEN: usize = 128;
 
 const PY: &str = r#"
 import asdf, numpy as np
+warm()
 p, n = sys.argv[1], int(sys.argv[2])
 def run():
     with asdf.open(p, lazy_load=False, memmap=False) as af:

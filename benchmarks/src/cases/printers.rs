@@ -16,6 +16,7 @@ const PY: &str = r#"
 import io
 from asdf._commands.diff import diff
 a, b = sys.argv[1], sys.argv[2]
+warm()
 def status(key):
     with open("/proc/self/status") as f:
         return int(next(l for l in f if l.startswith(key)).split()[1])

@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         "--dask".to_string(),
         "--keys".to_string(),
     ];
-    let Some(out) = ctx.py.run(PY, &args)? else {
+    let Some(out) = ctx.py.run_alone(PY, &args)? else {
         return Ok(Vec::new());
     };
     if out.get("missing").is_ok() {

@@ -18,6 +18,7 @@ use crate::measure::{best, BenchError, Result, Row};
 
 const PY: &str = r#"
 import asdf, numpy as np, s3fs
+warm()
 endpoint, op, mode, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 keys = {"info": "gib.asdf", "one": "many.asdf", "region": "gib.asdf", "whole": "zstd.asdf",
         "zarr": "zarr.asdf"}

@@ -8,6 +8,7 @@ use crate::python::opt;
 
 const PY: &str = r#"
 import asdf
+warm()
 p, n = sys.argv[1], int(sys.argv[2])
 def walk(x):
     if isinstance(x, dict):

@@ -16,6 +16,7 @@ use crate::python::opt;
 
 const PY: &str = r#"
 import asdf, numpy as np
+warm()
 p = sys.argv[1]
 def view():
     with asdf.open(p, memmap=True, validate_checksums=False) as af:
