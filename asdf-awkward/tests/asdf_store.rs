@@ -2,7 +2,7 @@
 //! Python reads the same file (asdf for the blocks, awkward0 for the array) to the same values.
 #![cfg(feature = "asdf")]
 
-mod common;
+use crate::common;
 
 use asdf::yaml::Node;
 use asdf::{AsdfFile, AsdfWriter, StoreOptions};

@@ -3,7 +3,7 @@
 //! with `ak.to_list`; we write them back and awkward 2 reads them and compares with the original
 //! (`ak.array_equal` with parameters, the type string, `to_list`).
 
-mod common;
+use crate::common;
 
 use asdf::yaml::Node;
 use asdf::{AsdfFile, AsdfWriter, StoreOptions};

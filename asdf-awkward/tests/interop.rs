@@ -1,8 +1,8 @@
 //! Interop with the real peers: awkward0 0.15.5 (both directions) and awkward 2
 //! (`ak.from_buffers` on our export).
 
-mod common;
-use common::{as_pairs, rust_arrays};
+use crate::common;
+use crate::common::{as_pairs, rust_arrays};
 
 use std::collections::BTreeMap;
 

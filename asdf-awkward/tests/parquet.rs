@@ -3,7 +3,7 @@
 //! compare with the original.
 #![cfg(feature = "parquet")]
 
-mod common;
+use crate::common;
 
 use asdf_awkward::parquet_io::{read_parquet, write_parquet};
 use serde_json::Value as Json;

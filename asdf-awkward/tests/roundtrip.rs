@@ -1,15 +1,15 @@
 //! Write → read round trips over every store, golden schemas from the corpus, the older
 //! dialects, and the container rules.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
+use crate::common::{as_pairs, rust_arrays};
 use asdf_awkward::{
     read_array, read_schema, save_awkd, write_array, AwkdFile, BlobStore, DirStore, Error, Layout,
     MemoryStore, ReadOptions, SaveMode, WriteOptions,
 };
-use common::{as_pairs, rust_arrays};
 use serde_json::json;
 
 #[test]

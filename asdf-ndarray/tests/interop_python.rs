@@ -6,7 +6,7 @@
 //! bytes (NumPy's `ascontiguousarray(a, dtype=a.dtype.newbyteorder('<')).tobytes()`), compared
 //! byte for byte (so NaN payloads, -0.0 and padding of strings are checked too).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -20,7 +20,7 @@ use half::f16;
 use ndarray::{s, Array, Array1, Array2, ArrayD, IxDyn, ShapeBuilder};
 use num_complex::Complex;
 
-use common::{read_tree, root, FileStore};
+use crate::common::{read_tree, root, FileStore};
 
 /// The little-endian C-order bytes of any array.
 fn normal_bytes(a: &AnyArray) -> Vec<u8> {

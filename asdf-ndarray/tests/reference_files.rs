@@ -1,13 +1,11 @@
 //! Every asdf-standard reference file loads and equals its `.yaml` twin by the compliance
 //! procedure: arrays equal by value (NaN == NaN), `asdf_library` and `history` ignored.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{read_tree, FileStore};
 use asdf_ndarray::{is_ndarray_tag, NdArrayMeta, NoBlocks};
 use asdf_yaml::Node;
-use common::{read_tree, FileStore};
 
 fn compare(a: &Node, b: &Node, store: &FileStore, path: &str, top: bool) {
     if a.tag().is_some_and(is_ndarray_tag) {

@@ -2,10 +2,8 @@
 //! checks and by full validation against the asdf-standard schemas of the test venv.
 #![cfg(feature = "full")]
 
-mod common;
-
+use crate::common::*;
 use asdf_schema::{check_builtin, SchemaValidator};
-use common::*;
 
 #[test]
 fn builtin_checks_reject_each_broken_tree_at_its_node() {

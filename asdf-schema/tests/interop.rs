@@ -7,10 +7,8 @@
 //! Python's paths are absolute and must be equal.
 #![cfg(feature = "full")]
 
-mod common;
-
+use crate::common::*;
 use asdf_schema::SchemaValidator;
-use common::*;
 
 const SCRIPT: &str = r#"
 import sys, json, warnings

@@ -3,7 +3,7 @@
 //! and each one with a broken ndarray datatype is rejected at that node.
 #![cfg(feature = "full")]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

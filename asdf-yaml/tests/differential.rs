@@ -52,7 +52,7 @@ fn run(text: &str, engine: Engine) -> Outcome {
 }
 
 /// Checks both properties on `text`; returns whether the fast parser read it itself.
-pub fn check(text: &str) -> bool {
+pub(crate) fn check(text: &str) -> bool {
     let reference = run(text, Engine::Reference);
     let auto = run(text, Engine::Auto);
     assert_eq!(auto, reference, "Auto and Reference differ on:\n{text}");

@@ -61,7 +61,12 @@ fn killed_writers_never_leave_a_torn_file() {
     let mut x = 0x1234_5678_9abc_def0u64;
     for _ in 0..12 {
         let mut child = Command::new(&exe)
-            .args(["writer_child", "--exact", "--nocapture", "--test-threads=1"])
+            .args([
+                &asdf_testkit::harness_name!("writer_child"),
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("ASDF_CRASH_WRITER", &path)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

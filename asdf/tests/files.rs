@@ -1,6 +1,6 @@
 //! Opening every reference file, writing files Python asdf reads, and crash-safe writes.
 
-mod common;
+use crate::common;
 
 use asdf::block::{encode_block, EncodeOptions, Label};
 use asdf::yaml::Node;

@@ -1,7 +1,7 @@
 //! Opening and writing back: nothing lost (tags, anchors, key order, nulls, `//` comments,
 //! streams, legacy checksums), edits and added arrays applied, update in place read by Python.
 
-mod common;
+use crate::common;
 
 use asdf::yaml::{Node, Value};
 use asdf::{AsdfFile, OpenOptions, StoreOptions, TaggedType, WriteOptions};

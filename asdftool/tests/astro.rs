@@ -3,8 +3,7 @@
 //! values with units, and `convert --pointer /table DIR` writes a table's columns that NumPy
 //! loads back.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf::astro::{Quantity, Table, Time, Values};
 use asdf_testkit::{require_python, run_python, TempDir};

@@ -1,7 +1,6 @@
 //! The verbs through the built binary, on the shared corpus.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf_testkit::TempDir;
 

@@ -2,8 +2,7 @@
 //! each run must end with status 0, 1 or 2 — never a panic (101) or a signal — and every
 //! failure must say something on standard error.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::Path;
 

@@ -1,8 +1,7 @@
 //! `edit` safety: an exclusive, private scratch file; edits through symbolic links keep the
 //! links; changes beyond one page rewrite the file atomically instead of in place.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf_testkit::TempDir;
 

@@ -3,8 +3,7 @@
 //! within the external-file policy of the verb (`--trusted` to widen it), each external file
 //! named on stderr, errors that never quote an unnamed file, special files refused.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::Path;
 

@@ -2,8 +2,7 @@
 //! extension and whose arrays are image extensions (`source: fits:SCI,1`). `asdf::fits` reads
 //! them (the unsigned `DQ` extension included), and `info`, `verify` and `convert` accept them.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf::fits::FitsAsdf;
 use asdf_testkit::{require_python, run_python, TempDir};

@@ -12,8 +12,7 @@
 //! unsafe `.awkd` member names (13), the per-verb trust defaults (14). The library side of each class
 //! is tested in `asdf/tests/external.rs` and `asdf-yaml/tests/limits.rs`.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,7 @@
 //! Interop with the Python peers (asdf 6.0.0 + asdf-compression, numpy, awkward0 0.15.5):
 //! files they write go through every verb; files the tool writes are read back by them.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf_testkit::{require_python, run_python, TempDir};
 

@@ -4,8 +4,7 @@
 //! models and WCSs that evaluate to identical numbers, and equal tables, times and arrays; our
 //! typed accessors give the values, units, formats and scales astropy gives.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf::astro::{Quantity, Table, Time, Values};
 use asdf_testkit::{require_python, run_python, TempDir};

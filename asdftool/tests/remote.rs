@@ -2,8 +2,7 @@
 //! S3-compatible server (`moto_server` from the interop virtualenv), both started here.
 #![cfg(feature = "remote")]
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::sync::Arc;
 

@@ -1,8 +1,7 @@
 //! Rewrites keep what the file declared: datatypes (string widths included), byte orders and
 //! shapes; only where the bytes live changes (issue 17, item 1).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf::yaml::Node;
 use asdf::{AsdfFile, AsdfWriter, OpenOptions, WriteOptions};

@@ -4,8 +4,7 @@
 //! every rewriting verb (`defragment` with every codec Python reads) opens in roman_datamodels
 //! (warnings as errors) as a model of the same class that validates and holds the same values.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf_testkit::{require_python, run_python, TempDir};
 

@@ -4,8 +4,7 @@
 //! every other array is reported (and written as null), nothing is invented; Python asdf reads
 //! every salvaged file.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf::yaml::Node;
 use asdf::{AnyArray, AsdfFile, AsdfWriter, StoreOptions, WriteOptions};

@@ -1,8 +1,7 @@
 //! An interrupted in-place `defragment` (SIGINT, SIGTERM) removes its temporary file and leaves
 //! the original intact.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::process::{Command, Stdio};
 

@@ -1,7 +1,6 @@
 //! `asdftool validate`, and `awkward to-json` on awkward arrays stored inside ASDF files.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use asdf_testkit::TempDir;
 

@@ -141,6 +141,24 @@ pub fn run_python_stdin(python: &Path, script: &str, args: &[&str], stdin: &[u8]
 /// A fresh temporary directory under `target/test-tmp`, removed when the guard drops.
 pub struct TempDir(PathBuf);
 
+/// The name the test harness gives the calling module's test `$test`: its module path below the
+/// crate root. A test binary re-runs one of its own tests in a child process with it
+/// (`--exact`), whether the test's file is the binary's root or a module of a larger one.
+///
+/// ```
+/// // In a doctest the module is the crate root itself.
+/// assert_eq!(asdf_testkit::harness_name!("child"), "child");
+/// ```
+#[macro_export]
+macro_rules! harness_name {
+    ($test:expr) => {
+        match module_path!().split_once("::") {
+            Some((_crate, module)) => format!("{}::{}", module, $test),
+            None => String::from($test),
+        }
+    };
+}
+
 impl TempDir {
     /// Creates a unique directory whose name starts with `prefix`.
     pub fn new(prefix: &str) -> TempDir {

@@ -4,7 +4,7 @@
 //! own files. Readers of an open file keep seeing the version they opened; fresh opens see some
 //! complete version; writers never tear each other's files.
 //!
-//! Run it under `--release` as well (`cargo test -p asdf-tests --release --test concurrency`);
+//! Run it under `--release` as well (`cargo test -p asdf-tests --release --test integration concurrency`);
 //! ThreadSanitizer/Miri notes are in the robustness report.
 
 use std::path::{Path, PathBuf};

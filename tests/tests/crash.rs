@@ -243,7 +243,11 @@ fn kill_runs(w: &Writer, runs: usize, seed: u64) {
     let mut x = seed;
     for _ in 0..runs {
         let mut child = Command::new(&exe)
-            .args(["crash_writer_child", "--exact", "--test-threads=1"])
+            .args([
+                &asdf_testkit::harness_name!("crash_writer_child"),
+                "--exact",
+                "--test-threads=1",
+            ])
             .env(
                 "ASDF_ROBUST_CRASH",
                 format!("{}={}", w.name, path.display()),

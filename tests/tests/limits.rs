@@ -2,13 +2,11 @@
 //! amount, checked by the counting allocator), and the limits documented in `docs/LIMITS.md`
 //! are the ones in force.
 
-mod common;
-
+use crate::common::Stats;
 use asdf::block::{encode_block, ChecksumPolicy, EncodeOptions, Label};
 use asdf::yaml::Node;
 use asdf::{AsdfFile, OpenOptions, WriteOptions};
 use asdf_ndarray::{NdArrayMeta, ReadLimits};
-use common::Stats;
 
 const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
 

@@ -10,12 +10,10 @@
 //!
 //! The tests of this file run in parallel (the counters are per thread).
 
-mod common;
-
+use crate::common::*;
 use asdf::block::{scan_blocks, ChecksumPolicy};
 use asdf::{AsdfFile, OpenOptions};
 use asdf_awkward::{AwkdFile, BlobStore, MemoryStore, ReadOptions as AwkReadOptions};
-use common::*;
 
 /// Opens an ASDF file from bytes, verifies every block and reads every array: whether all of it
 /// succeeded.
