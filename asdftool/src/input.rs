@@ -86,9 +86,7 @@ pub fn set_ignore_checksums(ignore: bool) {
 /// Opens an ASDF file (memory-mapped) with [`open_options`]. Under `--ignore-checksums`, each
 /// block whose checksum does not match is named on standard error.
 pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
-    check_readable(path)?;
-    let file =
-        AsdfFile::open_with(path, &open_options()).map_err(|e| CliError::Invalid(e.to_string()))?;
+    let file = open_asdf_with(path, &open_options())?;
     if IGNORE_CHECKSUMS.load(std::sync::atomic::Ordering::Relaxed) {
         let policy = asdf::block::ChecksumPolicy::AcceptLegacy;
         for (i, checked) in file.blocks().verify_all(policy).into_iter().enumerate() {
@@ -101,6 +99,12 @@ pub fn open_asdf(path: &Path) -> Result<AsdfFile> {
         }
     }
     Ok(file)
+}
+
+/// Opens an ASDF file (memory-mapped) with `options`.
+fn open_asdf_with(path: &Path, options: &asdf::OpenOptions) -> Result<AsdfFile> {
+    check_readable(path)?;
+    AsdfFile::open_with(path, options).map_err(|e| CliError::Invalid(e.to_string()))
 }
 
 /// Calls `f` with the tree of the ASDF file at `path` (a file, or a URL with the `remote`
@@ -175,8 +179,28 @@ pub enum Input {
 
 /// Opens `path`, sniffing its format.
 pub fn open_any(path: &Path) -> Result<(Format, Input)> {
+    open_any_as(path, Checksums::AsSet)
+}
+
+/// Whether [`open_any_as`] verifies the checksums of ASDF blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checksums {
+    /// As the command line set them (verified unless `--ignore-checksums`).
+    AsSet,
+    /// Not verified: for verbs that compare the bytes themselves (`diff`), as Python asdf
+    /// reads; `verify` is the verb that checks them.
+    Unverified,
+}
+
+/// [`open_any`], with ASDF blocks' checksums verified or not.
+pub fn open_any_as(path: &Path, checksums: Checksums) -> Result<(Format, Input)> {
     let fmt = sniff_path(path)?;
     let input = match fmt {
+        Format::Asdf if checksums == Checksums::Unverified => {
+            let mut options = open_options();
+            options.blocks.checksums = asdf::block::ChecksumPolicy::Skip;
+            Input::Asdf(Box::new(open_asdf_with(path, &options)?))
+        }
         Format::Asdf => Input::Asdf(Box::new(open_asdf(path)?)),
         Format::RawArray => {
             let ra = open_ra(path)?;

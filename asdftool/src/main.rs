@@ -112,6 +112,7 @@ enum Verb {
     /// Compare two files by content: exit 0 when equal, 1 when they differ (each difference
     /// printed with its JSON Pointer). Arrays compare by value (NaN equals NaN) whatever their
     /// storage, compression, byte order or layout; a .ra or .npy file compares with an ASDF array.
+    /// Block checksums are not verified (the content itself is compared; `verify` checks them).
     Diff {
         /// The first file.
         a: PathBuf,

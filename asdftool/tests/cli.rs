@@ -415,6 +415,37 @@ fn diff_sees_a_changed_array_value_and_tag() {
 }
 
 #[test]
+fn diff_compares_bytes_and_leaves_checksums_to_verify() {
+    let t = TempDir::new("asdftool-diff-md5");
+    let orig = std::fs::read(reference("basic.asdf")).unwrap();
+    let block = orig.windows(4).position(|w| w == b"\xd3BLK").unwrap();
+    // The stored MD5 (header bytes 38..54 after the magic's start) made wrong, the data kept.
+    let mut bad_md5 = orig.clone();
+    bad_md5[block + 40] ^= 0xff;
+    let f = t.join("bad-md5.asdf");
+    std::fs::write(&f, &bad_md5).unwrap();
+    assert_ne!(
+        code(&run(&["verify", p(&f)])),
+        0,
+        "verify must see the checksum"
+    );
+    expect(&run(&["diff", p(&reference("basic.asdf")), p(&f)]), 0);
+    // A changed data byte (its checksum now wrong too) is a difference in the values.
+    let mut bad_data = orig.clone();
+    let header = u16::from_be_bytes([orig[block + 4], orig[block + 5]]) as usize;
+    bad_data[block + 6 + header] ^= 0x01;
+    let g = t.join("bad-data.asdf");
+    std::fs::write(&g, &bad_data).unwrap();
+    let o = run(&["diff", p(&reference("basic.asdf")), p(&g)]);
+    expect(&o, 1);
+    assert!(
+        stdout(&o).contains("/data: array values differ"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
 fn convert_between_asdf_ra_and_npy() {
     let t = TempDir::new("asdftool-convert");
     for (name, ptr) in [

@@ -290,7 +290,10 @@ mod tests {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let set = "x = int(sys.argv[1]); out('x', x); out('defined_before', 'y' in globals())";
         let o = py.run(set, &args(&["7"])).unwrap().unwrap();
-        assert_eq!((o.get("x").unwrap(), o.get("defined_before").unwrap()), (7.0, 0.0));
+        assert_eq!(
+            (o.get("x").unwrap(), o.get("defined_before").unwrap()),
+            (7.0, 0.0)
+        );
         // The next script sees none of the previous one's globals, and its own arguments.
         let check = "out('had_x', 'x' in globals()); out('n', len(sys.argv))";
         let o = py.run(check, &args(&["a b", "c"])).unwrap().unwrap();

@@ -1,14 +1,15 @@
 //! Case 9: the verbs that print or compare a whole array (`asdftool to-yaml`, `asdftool diff`) on
 //! an ordinary 256 MiB `uint8` array: time, and memory beyond what the process held before, as
 //! a multiple of the file (issue 21, class 11: to-yaml built a 64-byte node per element and took
-//! 7.6 GB for a 64 MiB array).
+//! 7.6 GB for a 64 MiB array). Memory is that of a first run; `diff`'s time is the best of several
+//! on both sides, `to-yaml`'s that of its one run (it writes a gigabyte).
 
 use asdf::StoreOptions;
 use asdftool::diff::DiffOptions;
 use asdftool::rewrite::Mode;
 
 use super::{arg, Ctx};
-use crate::measure::{BenchError, Result, Row};
+use crate::measure::{best, BenchError, Result, Row};
 use crate::python::opt;
 
 // Peak memory the way ours is measured (ru_maxrss would not do: a child inherits its parent's).
@@ -23,10 +24,11 @@ def status(key):
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
 base = status("VmRSS")
-t = time.perf_counter()
-diff([a, b], minimal=False, iostream=io.StringIO())
-out("diff", time.perf_counter() - t)
+run = lambda: diff([a, b], minimal=False, iostream=io.StringIO())
+run()
 out("peak_kib", status("VmHWM") - base)
+t, _ = best(run)
+out("diff", t)
 "#;
 
 /// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
@@ -95,9 +97,10 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         .map_err(|e| BenchError::io(&yaml, e))?
         .len();
     std::fs::remove_file(&yaml).map_err(|e| BenchError::io(&yaml, e))?;
-    let (found, diff, diff_mem) = with_peak(|| {
-        asdftool::diff::diff(&a, &b, &DiffOptions::default()).map_err(BenchError::ours)
-    })?;
+    let diff_ab =
+        || asdftool::diff::diff(&a, &b, &DiffOptions::default()).map_err(BenchError::ours);
+    let (found, _, diff_mem) = with_peak(diff_ab)?;
+    let (diff, _) = best(diff_ab)?;
     if !found.is_empty() {
         return Err(BenchError::mismatch(
             "printers",
@@ -115,7 +118,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
                 memory_note(to_yaml_mem, file),
                 out_size >> 20
             )),
-        Row::new(format!("9. asdftool diff, two equal {mib} MiB uint8 files, vs Python asdf's diff"), diff)
+        Row::new(format!("9. asdftool diff, two equal {mib} MiB uint8 files (no side verifies checksums), vs Python asdf's diff"), diff)
             .peer_opt("Python asdf", opt(&py, "diff")?)
             .bytes(2 * file)
             .note(format!(
