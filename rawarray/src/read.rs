@@ -200,210 +200,33 @@ pub(crate) fn read_with<R: Read, D>(
     if layout.is_historical() {
         warnings.push(Warning::HistoricalLayout(layout));
     }
-    // Offset of the `size` field (the pre-magic layout has no magic in front).
-    let size_at = if layout == Layout::PreMagic { 24 } else { 32 };
-    let kind = h.kind()?;
-    let count = to_usize(h.element_count()?, "the element count")?;
-    let decoded_u64 = h.decoded_len()?;
-    let decoded_len = to_usize(decoded_u64, "the decoded data")?;
-    let remaining = total_len.map(|t| t.saturating_sub(header_len));
-    let order = h.data_byte_order();
+    let seg = Segment::new(&h, layout, header_len, total_len)?;
     let mut spec = PlainSpec {
-        kind,
-        count,
-        order,
-        known_available: remaining.is_some(),
+        kind: seg.kind,
+        count: seg.count,
+        order: h.data_byte_order(),
+        known_available: seg.remaining.is_some(),
         offset: header_len,
     };
-    let check_available = |need: u64| -> Result<()> {
-        match remaining {
-            Some(have) if have < need => Err(Error::TruncatedData {
-                offset: header_len,
-                expected: need,
-                available: have,
-            }),
-            _ => Ok(()),
-        }
-    };
-    let read_bytes = |r: &mut R, n: u64| -> Result<Vec<u8>> {
-        check_available(n)?;
-        read_pod_vec::<u8, _>(
-            r,
-            to_usize(n, "the data segment")?,
-            remaining.is_some(),
-            header_len,
-        )
-    };
-
-    let (data, encoding, mut trailer_pre): (D, Encoding, Option<Vec<u8>>) = if h.flags & FLAG_BITS
-        != 0
-    {
-        let expected = bits::chunk_count(count as u64) * 8;
-        if h.size != expected {
-            return Err(invalid(
-                "size",
-                size_at,
-                h.size,
-                format!("a packed BitArray of {count} elements has {expected} bytes of chunks"),
-            ));
-        }
-        let chunks = read_bytes(&mut r, h.size)?;
-        let bools = bits::unpack(&chunks, count, order, header_len)?;
-        spec.order = ByteOrder::Little;
-        (decoded(bools, &spec)?, Encoding::BitPacked, None)
-    } else if h.flags & FLAG_COMPRESSED == 0 {
-        if h.size != decoded_u64 {
-            return Err(invalid(
-                "size",
-                size_at,
-                h.size,
-                format!(
-                    "uncompressed data must be the product of the dims times elbyte = {decoded_u64} bytes"
-                ),
-            ));
-        }
-        check_available(h.size)?;
+    let (data, encoding, trailer) = if h.flags & (FLAG_BITS | FLAG_COMPRESSED) == 0 {
+        seg.check_plain()?;
         (plain(&mut r, &spec)?, Encoding::Raw, None)
     } else {
-        let lz4_bound_ok = decoded_u64 <= lz4_max_decoded_len(h.size);
-        let lz4_too_big = || {
-            invalid(
-                "size",
-                size_at,
-                h.size,
-                format!("an LZ4 block of {} bytes cannot decode to the {decoded_u64} bytes the dims call for", h.size),
-            )
+        let d = if h.flags & FLAG_BITS != 0 {
+            seg.bit_packed(&mut r)?
+        } else {
+            seg.compressed(&mut r, opts, &mut warnings)?
         };
-        let meaning = match opts.compressed {
-            CompressedMeaning::Leb128 if !kind.is_integer_like() => {
-                return Err(invalid(
-                    "flags",
-                    8,
-                    h.flags,
-                    format!("LEB128 encoding applies to integer and Bool data, not {kind}"),
-                ))
-            }
-            m => m,
-        };
-        let width = to_usize(kind.size(), "elbyte")?;
-        let leb = |rest: &[u8]| {
-            leb128::decode(
-                rest,
-                count,
-                width,
-                kind.is_signed_int(),
-                kind == ElementKind::Bool,
-                header_len,
-            )
-        };
-        let leb_cap = |h: &Header| -> u64 {
-            let groups = (8 * h.elbyte).div_ceil(7);
-            (count as u64)
-                .saturating_mul(groups)
-                .saturating_add(opts.max_trailer_bytes)
-        };
-        match meaning {
-            CompressedMeaning::Lz4Block => {
-                if !lz4_bound_ok {
-                    return Err(lz4_too_big());
-                }
-                let input = read_bytes(&mut r, h.size)?;
-                let out = lz4_decode(&input, decoded_len, header_len)?;
-                (decoded(out, &spec)?, Encoding::Lz4Block, None)
-            }
-            CompressedMeaning::Leb128 => {
-                let (rest, more) = read_rest(&mut r, leb_cap(&h), remaining)?;
-                let (out, used) = leb(&rest)?;
-                if more {
-                    warnings.push(Warning::TrailerTruncated {
-                        kept: (rest.len() - used) as u64,
-                    });
-                }
-                spec.order = ByteOrder::Little;
-                let trailer = rest[used..].to_vec();
-                (decoded(out, &spec)?, Encoding::Leb128, Some(trailer))
-            }
-            CompressedMeaning::Auto if kind.is_integer_like() && h.size == decoded_u64 => {
-                // Either meaning fits the header: decide from the data. Both decoders are strict
-                // (an LZ4 block must consume exactly `size` bytes and inflate to exactly the
-                // decoded length; varints must be canonical and in range).
-                let (rest, more) = read_rest(&mut r, leb_cap(&h), remaining)?;
-                let lz4 = if (rest.len() as u64) >= h.size {
-                    lz4_decode(&rest[..decoded_len], decoded_len, header_len).ok()
-                } else {
-                    None
-                };
-                let leb_result = leb(&rest);
-                let (out, enc, used) = match (lz4, leb_result) {
-                    (Some(out), Ok(_)) => {
-                        warnings.push(Warning::AmbiguousCompression);
-                        (out, Encoding::Lz4Block, decoded_len)
-                    }
-                    (Some(out), Err(_)) => (out, Encoding::Lz4Block, decoded_len),
-                    (None, Ok((out, used))) => {
-                        spec.order = ByteOrder::Little;
-                        (out, Encoding::Leb128, used)
-                    }
-                    (None, Err(e)) => {
-                        return Err(Error::CorruptData {
-                            encoding: "LEB128",
-                            offset: header_len,
-                            reason: format!(
-                                "flag bit 1 is set, but the data is neither an LZ4 block inflating to {decoded_len} bytes nor valid LEB128 varints ({e})"
-                            ),
-                        })
-                    }
-                };
-                if more {
-                    warnings.push(Warning::TrailerTruncated {
-                        kept: (rest.len() - used) as u64,
-                    });
-                }
-                let trailer = rest[used..].to_vec();
-                (decoded(out, &spec)?, enc, Some(trailer))
-            }
-            CompressedMeaning::Auto if h.size == decoded_u64 => {
-                // Non-integer data whose size equals the decoded size: an LZ4 block that happens
-                // not to shrink, or RawArray.jl's float `compress=true` bug (plain bytes).
-                let input = read_bytes(&mut r, h.size)?;
-                match lz4_decode(&input, decoded_len, header_len) {
-                    Ok(out) => (decoded(out, &spec)?, Encoding::Lz4Block, None),
-                    Err(_) => {
-                        warnings.push(Warning::CompressedFlagOnRawData);
-                        (
-                            decoded(input, &spec)?,
-                            Encoding::RawDespiteCompressedFlag,
-                            None,
-                        )
-                    }
-                }
-            }
-            CompressedMeaning::Auto => {
-                if !lz4_bound_ok {
-                    return Err(lz4_too_big());
-                }
-                let input = read_bytes(&mut r, h.size)?;
-                let out = lz4_decode(&input, decoded_len, header_len)?;
-                (decoded(out, &spec)?, Encoding::Lz4Block, None)
-            }
+        if d.little_endian {
+            spec.order = ByteOrder::Little;
         }
+        (decoded(d.bytes, &spec)?, d.encoding, d.trailer)
     };
-    let trailer = match trailer_pre.take() {
+    let trailer = match trailer {
         Some(t) => t,
-        None => {
-            let (t, more) = read_rest(
-                &mut r,
-                opts.max_trailer_bytes,
-                remaining.map(|x| x.saturating_sub(h.size)),
-            )?;
-            if more {
-                warnings.push(Warning::TrailerTruncated {
-                    kept: t.len() as u64,
-                });
-            }
-            t
-        }
+        None => seg.read_trailer(&mut r, opts, &mut warnings)?,
     };
+    let kind = seg.kind;
     Ok((
         data,
         FileInfo {
@@ -416,6 +239,293 @@ pub(crate) fn read_with<R: Read, D>(
             warnings,
         },
     ))
+}
+
+/// A data segment decoded to element bytes (every encoding but plain data).
+struct Decoded {
+    bytes: Vec<u8>,
+    encoding: Encoding,
+    /// The bytes after the data, when the decoder had to read them (varints run on to the end).
+    trailer: Option<Vec<u8>>,
+    /// The decoded bytes are little-endian whatever the header says (bit-packed data, varints).
+    little_endian: bool,
+}
+
+impl Decoded {
+    /// Bytes in the file's byte order, the trailer still to read.
+    fn new(bytes: Vec<u8>, encoding: Encoding) -> Decoded {
+        Decoded {
+            bytes,
+            encoding,
+            trailer: None,
+            little_endian: false,
+        }
+    }
+}
+
+/// Bytes read to the end of the input (up to a cap) by a decoder that cannot know where its data
+/// ends; what it does not use is the trailer.
+struct Rest {
+    bytes: Vec<u8>,
+    /// The cap was reached with input left over.
+    more: bool,
+}
+
+impl Rest {
+    /// The bytes after the first `used` (the trailer), with a warning when the cap cut it short.
+    fn trailer_after(&self, used: usize, warnings: &mut Vec<Warning>) -> Vec<u8> {
+        if self.more {
+            warnings.push(Warning::TrailerTruncated {
+                kept: (self.bytes.len() - used) as u64,
+            });
+        }
+        self.bytes[used..].to_vec()
+    }
+}
+
+/// The data segment as the header describes it: what every decoder needs.
+struct Segment<'h> {
+    h: &'h Header,
+    kind: ElementKind,
+    count: usize,
+    /// Bytes of the decoded elements.
+    decoded_u64: u64,
+    decoded_len: usize,
+    /// Offset of the header's `size` field, for errors (the pre-magic layout has no magic in
+    /// front).
+    size_at: u64,
+    /// Where the data starts.
+    header_len: u64,
+    /// Bytes after the header, when the input's length is known.
+    remaining: Option<u64>,
+}
+
+impl<'h> Segment<'h> {
+    fn new(h: &'h Header, layout: Layout, header_len: u64, total_len: Option<u64>) -> Result<Self> {
+        let decoded_u64 = h.decoded_len()?;
+        Ok(Segment {
+            h,
+            kind: h.kind()?,
+            count: to_usize(h.element_count()?, "the element count")?,
+            decoded_u64,
+            decoded_len: to_usize(decoded_u64, "the decoded data")?,
+            size_at: if layout == Layout::PreMagic { 24 } else { 32 },
+            header_len,
+            remaining: total_len.map(|t| t.saturating_sub(header_len)),
+        })
+    }
+
+    /// An error about the header's `size` field.
+    fn bad_size(&self, reason: String) -> Error {
+        invalid("size", self.size_at, self.h.size, reason)
+    }
+
+    /// Fails when the input is known to hold fewer than `need` bytes after the header.
+    fn check_available(&self, need: u64) -> Result<()> {
+        match self.remaining {
+            Some(have) if have < need => Err(Error::TruncatedData {
+                offset: self.header_len,
+                expected: need,
+                available: have,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The next `n` bytes of data.
+    fn read_bytes<R: Read>(&self, r: &mut R, n: u64) -> Result<Vec<u8>> {
+        self.check_available(n)?;
+        read_pod_vec::<u8, _>(
+            r,
+            to_usize(n, "the data segment")?,
+            self.remaining.is_some(),
+            self.header_len,
+        )
+    }
+
+    /// Plain data: `size` must be the decoded size, and the input must hold it.
+    fn check_plain(&self) -> Result<()> {
+        if self.h.size != self.decoded_u64 {
+            return Err(self.bad_size(format!(
+                "uncompressed data must be the product of the dims times elbyte = {} bytes",
+                self.decoded_u64
+            )));
+        }
+        self.check_available(self.h.size)
+    }
+
+    /// Flag bit 2: a packed Julia `BitArray`, unpacked to one byte per element.
+    fn bit_packed<R: Read>(&self, r: &mut R) -> Result<Decoded> {
+        let expected = bits::chunk_count(self.count as u64) * 8;
+        if self.h.size != expected {
+            return Err(self.bad_size(format!(
+                "a packed BitArray of {} elements has {expected} bytes of chunks",
+                self.count
+            )));
+        }
+        let chunks = self.read_bytes(r, self.h.size)?;
+        let order = self.h.data_byte_order();
+        Ok(Decoded {
+            bytes: bits::unpack(&chunks, self.count, order, self.header_len)?,
+            encoding: Encoding::BitPacked,
+            trailer: None,
+            little_endian: true,
+        })
+    }
+
+    /// Flag bit 1, read with the meaning `opts` give it (or told from the header and data).
+    fn compressed<R: Read>(
+        &self,
+        r: &mut R,
+        opts: &ReadOptions,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Decoded> {
+        let integer_like = self.kind.is_integer_like();
+        let same_size = self.h.size == self.decoded_u64;
+        match opts.compressed {
+            CompressedMeaning::Leb128 if !integer_like => Err(invalid(
+                "flags",
+                8,
+                self.h.flags,
+                format!(
+                    "LEB128 encoding applies to integer and Bool data, not {}",
+                    self.kind
+                ),
+            )),
+            CompressedMeaning::Leb128 => self.leb128(r, opts, warnings),
+            CompressedMeaning::Auto if integer_like && same_size => {
+                self.lz4_or_leb128(r, opts, warnings)
+            }
+            CompressedMeaning::Auto if same_size => self.lz4_or_raw(r, warnings),
+            CompressedMeaning::Lz4Block | CompressedMeaning::Auto => self.lz4(r),
+        }
+    }
+
+    /// The C library's raw LZ4 block of `size` bytes.
+    fn lz4<R: Read>(&self, r: &mut R) -> Result<Decoded> {
+        if self.decoded_u64 > lz4_max_decoded_len(self.h.size) {
+            return Err(self.bad_size(format!(
+                "an LZ4 block of {} bytes cannot decode to the {} bytes the dims call for",
+                self.h.size, self.decoded_u64
+            )));
+        }
+        let input = self.read_bytes(r, self.h.size)?;
+        let bytes = lz4_decode(&input, self.decoded_len, self.header_len)?;
+        Ok(Decoded::new(bytes, Encoding::Lz4Block))
+    }
+
+    /// The varints and whatever follows them: as many bytes as the varints can take, plus the
+    /// trailer's cap.
+    fn read_varints<R: Read>(&self, r: &mut R, opts: &ReadOptions) -> Result<Rest> {
+        let groups = (8 * self.h.elbyte).div_ceil(7);
+        let cap = (self.count as u64)
+            .saturating_mul(groups)
+            .saturating_add(opts.max_trailer_bytes);
+        let (bytes, more) = read_rest(r, cap, self.remaining)?;
+        Ok(Rest { bytes, more })
+    }
+
+    /// Decodes RawArray.jl's LEB128/zigzag varints at the start of `input`; returns the
+    /// little-endian elements and the bytes the varints took.
+    fn decode_varints(&self, input: &[u8]) -> Result<(Vec<u8>, usize)> {
+        leb128::decode(
+            input,
+            self.count,
+            to_usize(self.kind.size(), "elbyte")?,
+            self.kind.is_signed_int(),
+            self.kind == ElementKind::Bool,
+            self.header_len,
+        )
+    }
+
+    /// RawArray.jl's varints (`size` = decoded bytes; the varints run on).
+    fn leb128<R: Read>(
+        &self,
+        r: &mut R,
+        opts: &ReadOptions,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Decoded> {
+        let rest = self.read_varints(r, opts)?;
+        let (bytes, used) = self.decode_varints(&rest.bytes)?;
+        Ok(Decoded {
+            bytes,
+            encoding: Encoding::Leb128,
+            trailer: Some(rest.trailer_after(used, warnings)),
+            little_endian: true,
+        })
+    }
+
+    /// Integer data whose header fits both meanings: decided from the data. Both decoders are
+    /// strict (an LZ4 block must consume exactly `size` bytes and inflate to exactly the decoded
+    /// length; varints must be canonical and in range); when both succeed, LZ4 wins, with a
+    /// warning.
+    fn lz4_or_leb128<R: Read>(
+        &self,
+        r: &mut R,
+        opts: &ReadOptions,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Decoded> {
+        let rest = self.read_varints(r, opts)?;
+        let n = self.decoded_len;
+        let lz4 = if (rest.bytes.len() as u64) >= self.h.size {
+            lz4_decode(&rest.bytes[..n], n, self.header_len).ok()
+        } else {
+            None
+        };
+        let (bytes, encoding, used) = match (lz4, self.decode_varints(&rest.bytes)) {
+            (Some(out), Ok(_)) => {
+                warnings.push(Warning::AmbiguousCompression);
+                (out, Encoding::Lz4Block, n)
+            }
+            (Some(out), Err(_)) => (out, Encoding::Lz4Block, n),
+            (None, Ok((out, used))) => (out, Encoding::Leb128, used),
+            (None, Err(e)) => {
+                return Err(Error::CorruptData {
+                    encoding: "LEB128",
+                    offset: self.header_len,
+                    reason: format!(
+                        "flag bit 1 is set, but the data is neither an LZ4 block inflating to {n} bytes nor valid LEB128 varints ({e})"
+                    ),
+                })
+            }
+        };
+        Ok(Decoded {
+            bytes,
+            encoding,
+            trailer: Some(rest.trailer_after(used, warnings)),
+            little_endian: encoding == Encoding::Leb128,
+        })
+    }
+
+    /// Non-integer data whose size equals the decoded size: an LZ4 block that happens not to
+    /// shrink, or RawArray.jl's float `compress=true` bug (plain bytes, with a warning).
+    fn lz4_or_raw<R: Read>(&self, r: &mut R, warnings: &mut Vec<Warning>) -> Result<Decoded> {
+        let input = self.read_bytes(r, self.h.size)?;
+        match lz4_decode(&input, self.decoded_len, self.header_len) {
+            Ok(bytes) => Ok(Decoded::new(bytes, Encoding::Lz4Block)),
+            Err(_) => {
+                warnings.push(Warning::CompressedFlagOnRawData);
+                Ok(Decoded::new(input, Encoding::RawDespiteCompressedFlag))
+            }
+        }
+    }
+
+    /// The bytes after the data (up to the trailer's cap, with a warning when there is more).
+    fn read_trailer<R: Read>(
+        &self,
+        r: &mut R,
+        opts: &ReadOptions,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<u8>> {
+        let hint = self.remaining.map(|x| x.saturating_sub(self.h.size));
+        let (t, more) = read_rest(r, opts.max_trailer_bytes, hint)?;
+        if more {
+            warnings.push(Warning::TrailerTruncated {
+                kept: t.len() as u64,
+            });
+        }
+        Ok(t)
+    }
 }
 
 /// Reads a whole file from `reader` as elements of type `T` (in column-major order).
