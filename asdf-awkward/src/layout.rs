@@ -193,6 +193,30 @@ pub struct ChunkedArray {
     pub chunksizes: Vec<usize>,
 }
 
+impl ChunkedArray {
+    /// Checks that every chunk has its size and each size fits its chunk.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let (chunks, sizes) = (self.chunks.len(), self.chunksizes.len());
+        if chunks != sizes {
+            return Err(Error::invalid(
+                "ChunkedArray",
+                location,
+                format!("{chunks} chunks but {sizes} chunk sizes"),
+            ));
+        }
+        for (i, (ch, &n)) in self.chunks.iter().zip(&self.chunksizes).enumerate() {
+            if n > ch.len() {
+                return Err(Error::invalid(
+                    "ChunkedArray",
+                    location,
+                    format!("chunk {i} has {} elements, chunk size says {n}", ch.len()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `AppendableArray`: numpy chunks of one dtype, concatenated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppendableArray {
@@ -200,6 +224,23 @@ pub struct AppendableArray {
     pub chunkshape: usize,
     /// The filled chunks.
     pub chunks: Vec<NumpyArray>,
+}
+
+impl AppendableArray {
+    /// Checks that every chunk has the first chunk's dtype.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let Some(first) = self.chunks.first() else {
+            return Ok(());
+        };
+        match self.chunks.iter().position(|c| c.dtype() != first.dtype()) {
+            Some(i) => Err(Error::invalid(
+                "AppendableArray",
+                location,
+                format!("chunk {i} has a different dtype from chunk 0"),
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `IndexedArray`: `value[i] = content[index[i]]`.
@@ -237,6 +278,39 @@ pub struct SparseArray {
     pub default: SparseDefault,
 }
 
+impl SparseArray {
+    /// Checks that the content holds a value per position and the positions are strictly
+    /// increasing within the length.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        if self.content.len() < self.index.len() {
+            return Err(Error::invalid(
+                "SparseArray",
+                location,
+                format!(
+                    "{} positions but the content has {} elements",
+                    self.index.len(),
+                    self.content.len()
+                ),
+            ));
+        }
+        let mut prev = -1i64;
+        for (j, &p) in self.index.iter().enumerate() {
+            if p <= prev || p >= self.length as i64 {
+                return Err(Error::invalid(
+                    "SparseArray",
+                    location,
+                    format!(
+                        "index[{j}] = {p} is not strictly increasing within 0..{}",
+                        self.length
+                    ),
+                ));
+            }
+            prev = p;
+        }
+        Ok(())
+    }
+}
+
 /// `UnionArray`: `value[i] = contents[tags[i]][index[i]]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnionArray {
@@ -249,6 +323,31 @@ pub struct UnionArray {
 }
 
 impl UnionArray {
+    /// Checks that every tag names a content and every index lies within its content.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let bad = |why: String| Error::invalid("UnionArray", location, why);
+        if self.index.len() < self.tags.len() {
+            return Err(bad(format!(
+                "index has {} entries, fewer than tags ({})",
+                self.index.len(),
+                self.tags.len()
+            )));
+        }
+        for (i, (&t, &ix)) in self.tags.iter().zip(&self.index).enumerate() {
+            let Some(c) = self.contents.get(t as usize) else {
+                let n = self.contents.len();
+                return Err(bad(format!("tags[{i}] = {t} but there are {n} contents")));
+            };
+            if ix < 0 || ix as u64 >= c.len() as u64 {
+                return Err(bad(format!(
+                    "index[{i}] = {ix} is outside content {t} of length {}",
+                    c.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// A union whose index is the running count per tag (`UnionArray.fromtags`).
     pub fn from_tags(tags: Vec<u8>, contents: Vec<Node>) -> UnionArray {
         let mut counters = vec![0i64; 256];
@@ -292,6 +391,24 @@ pub struct MaskedArray {
     pub masked_when: bool,
 }
 
+impl MaskedArray {
+    /// Checks that the content has an element under every mask entry.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        if self.content.len() < self.mask.len() {
+            return Err(Error::invalid(
+                "MaskedArray",
+                location,
+                format!(
+                    "mask has {} entries but the content only {}",
+                    self.mask.len(),
+                    self.content.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `BitMaskedArray`: one bit per element, `length = len(content)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BitMaskedArray {
@@ -306,6 +423,23 @@ pub struct BitMaskedArray {
 }
 
 impl BitMaskedArray {
+    /// Checks that the mask has a bit for every element of the content.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let need = self.content.len().div_ceil(8);
+        if self.mask.len() < need {
+            return Err(Error::invalid(
+                "BitMaskedArray",
+                location,
+                format!(
+                    "mask has {} bytes, {need} needed for {} elements",
+                    self.mask.len(),
+                    self.content.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The bit of element `i`.
     pub fn bit(&self, i: usize) -> Option<bool> {
         let byte = *self.mask.get(i / 8)?;
@@ -326,6 +460,26 @@ pub struct IndexedMaskedArray {
     pub masked_when: i64,
 }
 
+impl IndexedMaskedArray {
+    /// Checks that every index is `masked_when` or lies within the content.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let clen = self.content.len() as u64;
+        let outside =
+            |&(_, &ix): &(usize, &i64)| ix != self.masked_when && (ix < 0 || ix as u64 >= clen);
+        match self.index.iter().enumerate().find(outside) {
+            Some((i, ix)) => Err(Error::invalid(
+                "IndexedMaskedArray",
+                location,
+                format!(
+                    "index[{i}] = {ix} is outside the content of length {clen} (and is not maskedwhen = {})",
+                    self.masked_when
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// `StringArray`: lists of bytes, decoded with `encoding` (`None` = raw bytes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StringArray {
@@ -338,6 +492,21 @@ pub struct StringArray {
 }
 
 impl StringArray {
+    /// Checks the index against the content and that the encoding is one this crate decodes
+    /// (utf-8, ascii, or none for raw bytes).
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        self.index
+            .validate("StringArray", location, self.content.len())?;
+        match self.encoding.as_deref() {
+            None => Ok(()),
+            Some(e) if is_utf8_name(e) || e.eq_ignore_ascii_case("ascii") => Ok(()),
+            Some(e) => Err(Error::Unsupported {
+                location: location.into(),
+                what: format!("StringArray encoding {e:?} (only utf-8, ascii and raw bytes)"),
+            }),
+        }
+    }
+
     /// UTF-8 strings.
     pub fn from_strs<S: AsRef<str>>(items: &[S]) -> StringArray {
         let mut content = Vec::new();
@@ -467,199 +636,16 @@ impl Layout {
             Layout::Regular(a) => a.validate_node(location),
             Layout::Record(a) => a.validate_node(location),
             Layout::Jagged(a) => a.index.validate("JaggedArray", location, a.content.len()),
-            Layout::String(a) => {
-                a.index.validate("StringArray", location, a.content.len())?;
-                match a.encoding.as_deref() {
-                    None => Ok(()),
-                    Some(e) if is_utf8_name(e) || e.eq_ignore_ascii_case("ascii") => Ok(()),
-                    Some(e) => Err(Error::Unsupported {
-                        location: location.into(),
-                        what: format!(
-                            "StringArray encoding {e:?} (only utf-8, ascii and raw bytes)"
-                        ),
-                    }),
-                }
-            }
-            Layout::Table(t) => {
-                let base = t.base_len() as i64;
-                match &t.view {
-                    None => Ok(()),
-                    Some(TableView::Slice {
-                        start,
-                        step,
-                        length,
-                    }) => {
-                        if *length < 0 || *step == 0 {
-                            return Err(Error::invalid(
-                                "Table",
-                                location,
-                                format!("view ({start}, {step}, {length}) needs length >= 0 and step != 0"),
-                            ));
-                        }
-                        if *length > 0 {
-                            let last = (*length - 1)
-                                .checked_mul(*step)
-                                .and_then(|d| d.checked_add(*start));
-                            let in_range = |r: i64| (0..base).contains(&r);
-                            if !in_range(*start) || !last.is_some_and(in_range) {
-                                return Err(Error::invalid(
-                                    "Table",
-                                    location,
-                                    format!(
-                                        "view ({start}, {step}, {length}) reaches outside the {base} base rows"
-                                    ),
-                                ));
-                            }
-                        }
-                        Ok(())
-                    }
-                    Some(TableView::Index(ix)) => check_index("Table", location, ix, base as usize),
-                }
-            }
-            Layout::Chunked(c) => {
-                if c.chunks.len() != c.chunksizes.len() {
-                    return Err(Error::invalid(
-                        "ChunkedArray",
-                        location,
-                        format!(
-                            "{} chunks but {} chunk sizes",
-                            c.chunks.len(),
-                            c.chunksizes.len()
-                        ),
-                    ));
-                }
-                for (i, (ch, &n)) in c.chunks.iter().zip(&c.chunksizes).enumerate() {
-                    if n > ch.len() {
-                        return Err(Error::invalid(
-                            "ChunkedArray",
-                            location,
-                            format!("chunk {i} has {} elements, chunk size says {n}", ch.len()),
-                        ));
-                    }
-                }
-                Ok(())
-            }
-            Layout::Appendable(a) => {
-                if let Some(first) = a.chunks.first() {
-                    for (i, c) in a.chunks.iter().enumerate() {
-                        if c.dtype() != first.dtype() {
-                            return Err(Error::invalid(
-                                "AppendableArray",
-                                location,
-                                format!("chunk {i} has a different dtype from chunk 0"),
-                            ));
-                        }
-                    }
-                }
-                Ok(())
-            }
+            Layout::String(a) => a.validate_node(location),
+            Layout::Table(t) => t.validate_node(location),
+            Layout::Chunked(c) => c.validate_node(location),
+            Layout::Appendable(a) => a.validate_node(location),
             Layout::Indexed(a) => check_index("IndexedArray", location, &a.index, a.content.len()),
-            Layout::Sparse(a) => {
-                if a.content.len() < a.index.len() {
-                    return Err(Error::invalid(
-                        "SparseArray",
-                        location,
-                        format!(
-                            "{} positions but the content has {} elements",
-                            a.index.len(),
-                            a.content.len()
-                        ),
-                    ));
-                }
-                let mut prev = -1i64;
-                for (j, &p) in a.index.iter().enumerate() {
-                    if p <= prev || p >= a.length as i64 {
-                        return Err(Error::invalid(
-                            "SparseArray",
-                            location,
-                            format!(
-                                "index[{j}] = {p} is not strictly increasing within 0..{}",
-                                a.length
-                            ),
-                        ));
-                    }
-                    prev = p;
-                }
-                Ok(())
-            }
-            Layout::Union(u) => {
-                if u.index.len() < u.tags.len() {
-                    return Err(Error::invalid(
-                        "UnionArray",
-                        location,
-                        format!(
-                            "index has {} entries, fewer than tags ({})",
-                            u.index.len(),
-                            u.tags.len()
-                        ),
-                    ));
-                }
-                for (i, (&t, &ix)) in u.tags.iter().zip(&u.index).enumerate() {
-                    let Some(c) = u.contents.get(t as usize) else {
-                        return Err(Error::invalid(
-                            "UnionArray",
-                            location,
-                            format!(
-                                "tags[{i}] = {t} but there are {} contents",
-                                u.contents.len()
-                            ),
-                        ));
-                    };
-                    if ix < 0 || ix as u64 >= c.len() as u64 {
-                        return Err(Error::invalid(
-                            "UnionArray",
-                            location,
-                            format!(
-                                "index[{i}] = {ix} is outside content {t} of length {}",
-                                c.len()
-                            ),
-                        ));
-                    }
-                }
-                Ok(())
-            }
-            Layout::Masked(m) => {
-                if m.content.len() < m.mask.len() {
-                    return Err(Error::invalid(
-                        "MaskedArray",
-                        location,
-                        format!(
-                            "mask has {} entries but the content only {}",
-                            m.mask.len(),
-                            m.content.len()
-                        ),
-                    ));
-                }
-                Ok(())
-            }
-            Layout::BitMasked(m) => {
-                let need = m.content.len().div_ceil(8);
-                if m.mask.len() < need {
-                    return Err(Error::invalid(
-                        "BitMaskedArray",
-                        location,
-                        format!(
-                            "mask has {} bytes, {need} needed for {} elements",
-                            m.mask.len(),
-                            m.content.len()
-                        ),
-                    ));
-                }
-                Ok(())
-            }
-            Layout::IndexedMasked(m) => {
-                let clen = m.content.len() as u64;
-                for (i, &ix) in m.index.iter().enumerate() {
-                    if ix != m.masked_when && (ix < 0 || ix as u64 >= clen) {
-                        return Err(Error::invalid(
-                            "IndexedMaskedArray",
-                            location,
-                            format!("index[{i}] = {ix} is outside the content of length {clen} (and is not maskedwhen = {})", m.masked_when),
-                        ));
-                    }
-                }
-                Ok(())
-            }
+            Layout::Sparse(a) => a.validate_node(location),
+            Layout::Union(u) => u.validate_node(location),
+            Layout::Masked(m) => m.validate_node(location),
+            Layout::BitMasked(m) => m.validate_node(location),
+            Layout::IndexedMasked(m) => m.validate_node(location),
         }
     }
 
@@ -720,6 +706,40 @@ impl Layout {
 }
 
 impl Table {
+    /// Checks that the view (a slice or an index) stays within the base rows.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        let base = self.base_len() as i64;
+        match &self.view {
+            None => Ok(()),
+            Some(TableView::Index(ix)) => check_index("Table", location, ix, base as usize),
+            Some(TableView::Slice {
+                start,
+                step,
+                length,
+            }) => {
+                let (start, step, length) = (*start, *step, *length);
+                let bad = |why: &str| {
+                    Error::invalid(
+                        "Table",
+                        location,
+                        format!("view ({start}, {step}, {length}) {why}"),
+                    )
+                };
+                if length < 0 || step == 0 {
+                    return Err(bad("needs length >= 0 and step != 0"));
+                }
+                let last = (length - 1)
+                    .checked_mul(step)
+                    .and_then(|d| d.checked_add(start));
+                let in_range = |r: i64| (0..base).contains(&r);
+                if length > 0 && (!in_range(start) || !last.is_some_and(in_range)) {
+                    return Err(bad(&format!("reaches outside the {base} base rows")));
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Rows of the unviewed base: the shortest column's length (0 without columns).
     pub fn base_len(&self) -> usize {
         self.fields.iter().map(|(_, c)| c.len()).min().unwrap_or(0)
