@@ -132,19 +132,7 @@ impl NdArrayMeta {
                 ),
             )
         })?;
-        let source = match m.get("source") {
-            None => None,
-            Some(s) => Some(if let Some(i) = s.as_i64() {
-                Source::Block(i)
-            } else if let Some(u) = s.as_str() {
-                Source::External(u.to_string())
-            } else {
-                return Err(field_err(
-                    "source",
-                    format!("expected an integer or a URI string, found a {}", s.kind()),
-                ));
-            }),
-        };
+        let source = parse_source(m)?;
         let data = m.get("data").cloned();
         match (&source, &data) {
             (Some(_), Some(_)) => {
@@ -157,37 +145,7 @@ impl NdArrayMeta {
         }
         let (shape, streamed) = match m.get("shape") {
             None => (None, false),
-            Some(s) => {
-                let items = s.as_seq().ok_or_else(|| {
-                    field_err("shape", format!("expected a list, found a {}", s.kind()))
-                })?;
-                if items.len() > MAX_NDIM {
-                    return Err(field_err(
-                        "shape",
-                        format!(
-                            "{} dimensions, at most {MAX_NDIM} are supported",
-                            items.len()
-                        ),
-                    ));
-                }
-                let streamed = items.first().and_then(Node::as_str) == Some("*");
-                let rest = if streamed { &items[1..] } else { items };
-                let dims = rest
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| {
-                        d.as_i64()
-                            .and_then(|d| usize::try_from(d).ok())
-                            .ok_or_else(|| {
-                                field_err(
-                                    format!("shape[{}]", i + usize::from(streamed)),
-                                    "expected an integer ≥ 0 ('*' is allowed only first)",
-                                )
-                            })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                (Some(dims), streamed)
-            }
+            Some(s) => parse_shape(s).map(|(dims, streamed)| (Some(dims), streamed))?,
         };
         let datatype = m.get("datatype").map(Datatype::from_node).transpose()?;
         let byteorder = match m.get("byteorder") {
@@ -204,47 +162,19 @@ impl NdArrayMeta {
                 .and_then(|o| u64::try_from(o).ok())
                 .ok_or_else(|| field_err("offset", "expected an integer ≥ 0"))?,
         };
-        let strides = match m.get("strides") {
-            None => None,
-            Some(s) => {
-                let items = s
-                    .as_seq()
-                    .ok_or_else(|| field_err("strides", "expected a list of non-zero integers"))?;
-                let v = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| {
-                        d.as_i64().filter(|&d| d != 0).ok_or_else(|| {
-                            field_err(format!("strides[{i}]"), "expected a non-zero integer")
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Some(v)
-            }
+        let strides = m.get("strides").map(parse_strides).transpose()?;
+        let meta = NdArrayMeta {
+            source,
+            data,
+            shape,
+            streamed,
+            datatype,
+            byteorder,
+            offset,
+            strides,
+            mask: None,
         };
-        if source.is_some() {
-            if shape.is_none() {
-                return Err(field_err("shape", "required with `source`"));
-            }
-            if datatype.is_none() {
-                return Err(field_err("datatype", "required with `source`"));
-            }
-        }
-        if let (Some(st), Some(sh)) = (&strides, &shape) {
-            if st.len() != sh.len() + usize::from(streamed) {
-                return Err(field_err(
-                    "strides",
-                    format!(
-                        "has {} entries but the shape has {}",
-                        st.len(),
-                        sh.len() + usize::from(streamed)
-                    ),
-                ));
-            }
-        }
-        if streamed && source.is_none() {
-            return Err(field_err("shape", "'*' needs a block `source`"));
-        }
+        meta.check_fields()?;
         let mask = match m.get("mask") {
             None => None,
             Some(mk) if mk.as_map().is_some() || mk.as_seq().is_some() => {
@@ -257,17 +187,33 @@ impl NdArrayMeta {
             }
             Some(mk) => Some(Mask::Sentinel(mk.clone())),
         };
-        Ok(NdArrayMeta {
-            source,
-            data,
-            shape,
-            streamed,
-            datatype,
-            byteorder,
-            offset,
-            strides,
-            mask,
-        })
+        Ok(NdArrayMeta { mask, ..meta })
+    }
+
+    /// The rules between fields: a block source needs a shape and a datatype, strides one per
+    /// dimension, and a streamed (`'*'`) shape a block source.
+    fn check_fields(&self) -> Result<()> {
+        if self.source.is_some() {
+            if self.shape.is_none() {
+                return Err(field_err("shape", "required with `source`"));
+            }
+            if self.datatype.is_none() {
+                return Err(field_err("datatype", "required with `source`"));
+            }
+        }
+        let ndim = |sh: &Vec<usize>| sh.len() + usize::from(self.streamed);
+        if let (Some(st), Some(sh)) = (&self.strides, &self.shape) {
+            if st.len() != ndim(sh) {
+                return Err(field_err(
+                    "strides",
+                    format!("has {} entries but the shape has {}", st.len(), ndim(sh)),
+                ));
+            }
+        }
+        if self.streamed && self.source.is_none() {
+            return Err(field_err("shape", "'*' needs a block `source`"));
+        }
+        Ok(())
     }
 
     /// The node (tagged `core/ndarray-1.1.0`), keys in Python asdf's order.
@@ -372,4 +318,70 @@ pub(crate) fn check_limit(
             limit: limits.max_expanded_bytes.max(allowed_free),
         }),
     }
+}
+
+/// The `source` field: a block number or an external file's URI.
+fn parse_source(m: &Mapping) -> Result<Option<Source>> {
+    let Some(s) = m.get("source") else {
+        return Ok(None);
+    };
+    if let Some(i) = s.as_i64() {
+        Ok(Some(Source::Block(i)))
+    } else if let Some(u) = s.as_str() {
+        Ok(Some(Source::External(u.to_string())))
+    } else {
+        Err(field_err(
+            "source",
+            format!("expected an integer or a URI string, found a {}", s.kind()),
+        ))
+    }
+}
+
+/// The `shape` field: its dimensions, and whether it starts with `'*'` (a streamed array).
+fn parse_shape(s: &Node) -> Result<(Vec<usize>, bool)> {
+    let items = s
+        .as_seq()
+        .ok_or_else(|| field_err("shape", format!("expected a list, found a {}", s.kind())))?;
+    if items.len() > MAX_NDIM {
+        return Err(field_err(
+            "shape",
+            format!(
+                "{} dimensions, at most {MAX_NDIM} are supported",
+                items.len()
+            ),
+        ));
+    }
+    let streamed = items.first().and_then(Node::as_str) == Some("*");
+    let rest = if streamed { &items[1..] } else { items };
+    let dims = rest
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.as_i64()
+                .and_then(|d| usize::try_from(d).ok())
+                .ok_or_else(|| {
+                    field_err(
+                        format!("shape[{}]", i + usize::from(streamed)),
+                        "expected an integer ≥ 0 ('*' is allowed only first)",
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((dims, streamed))
+}
+
+/// The `strides` field: non-zero integers.
+fn parse_strides(s: &Node) -> Result<Vec<i64>> {
+    let items = s
+        .as_seq()
+        .ok_or_else(|| field_err("strides", "expected a list of non-zero integers"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.as_i64()
+                .filter(|&d| d != 0)
+                .ok_or_else(|| field_err(format!("strides[{i}]"), "expected a non-zero integer"))
+        })
+        .collect()
 }
