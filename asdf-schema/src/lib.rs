@@ -45,8 +45,8 @@ pub use builtin::check_builtin;
 pub use error::{Result, SchemaError};
 #[cfg(feature = "full")]
 pub use full::{
-    load_schema_file, python_resource_dirs, uri_match, NodeRef, SchemaSources, SchemaStore,
-    SchemaValidator, YamlTree, MAX_SCHEMA_FILE, MAX_VALIDATION_DEPTH,
+    load_schema_file, python_resource_dirs, uri_match, CompiledSchema, NodeRef, SchemaSources,
+    SchemaStore, SchemaValidator, YamlTree, MAX_SCHEMA_FILE, MAX_VALIDATION_DEPTH,
 };
 pub use report::{Report, Violation};
 
@@ -269,9 +269,9 @@ pub struct Validator {
     schemas: Option<SchemaValidator>,
     #[cfg(feature = "full")]
     tag_schemas: bool,
-    /// The custom schema and the name its violations are reported under.
+    /// The custom schema, compiled once.
     #[cfg(feature = "full")]
-    custom: Option<(serde_json::Value, String)>,
+    custom: Option<CompiledSchema>,
 }
 
 impl Validator {
@@ -292,9 +292,12 @@ impl Validator {
             } else {
                 None
             };
-            let custom = match &opts.custom_schema {
-                Some(path) => Some((load_schema_file(path)?, path.display().to_string())),
-                None => None,
+            let custom = match (&opts.custom_schema, &schemas) {
+                (Some(path), Some(v)) => {
+                    let schema = load_schema_file(path)?;
+                    Some(v.compile_schema(&schema, &path.display().to_string())?)
+                }
+                _ => None,
             };
             Ok(Validator {
                 builtin: opts.builtin,
@@ -324,8 +327,8 @@ impl Validator {
                 schemas = validator.store().len();
                 violations.extend(validator.validate_tags(tree)?);
             }
-            if let Some((schema, name)) = &self.custom {
-                violations.extend(validator.validate_with_schema(tree, schema, name)?);
+            if let Some(schema) = &self.custom {
+                violations.extend(validator.validate_compiled(tree, schema));
             }
         }
         let mut seen = std::collections::HashSet::new();

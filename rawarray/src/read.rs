@@ -272,14 +272,22 @@ struct Rest {
 }
 
 impl Rest {
+    /// Reads at most `cap` bytes to the end of the input (`hint`: how many there are, if known).
+    fn read<R: Read>(r: &mut R, cap: u64, hint: Option<u64>) -> Result<Rest> {
+        let (bytes, more) = read_rest(r, cap, hint)?;
+        Ok(Rest { bytes, more })
+    }
+
     /// The bytes after the first `used` (the trailer), with a warning when the cap cut it short.
-    fn trailer_after(&self, used: usize, warnings: &mut Vec<Warning>) -> Vec<u8> {
+    fn trailer_after(self, used: usize, warnings: &mut Vec<Warning>) -> Vec<u8> {
         if self.more {
             warnings.push(Warning::TrailerTruncated {
                 kept: (self.bytes.len() - used) as u64,
             });
         }
-        self.bytes[used..].to_vec()
+        let mut bytes = self.bytes;
+        bytes.drain(..used);
+        bytes
     }
 }
 
@@ -421,8 +429,7 @@ impl<'h> Segment<'h> {
         let cap = (self.count as u64)
             .saturating_mul(groups)
             .saturating_add(opts.max_trailer_bytes);
-        let (bytes, more) = read_rest(r, cap, self.remaining)?;
-        Ok(Rest { bytes, more })
+        Rest::read(r, cap, self.remaining)
     }
 
     /// Decodes RawArray.jl's LEB128/zigzag varints at the start of `input`; returns the
@@ -518,13 +525,7 @@ impl<'h> Segment<'h> {
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<u8>> {
         let hint = self.remaining.map(|x| x.saturating_sub(self.h.size));
-        let (t, more) = read_rest(r, opts.max_trailer_bytes, hint)?;
-        if more {
-            warnings.push(Warning::TrailerTruncated {
-                kept: t.len() as u64,
-            });
-        }
-        Ok(t)
+        Ok(Rest::read(r, opts.max_trailer_bytes, hint)?.trailer_after(0, warnings))
     }
 }
 

@@ -95,11 +95,20 @@ pub struct RangeServer {
     thread: Option<JoinHandle<()>>,
 }
 
+/// A listener on a free loopback port, and its address. Test servers only: a machine that
+/// cannot bind loopback cannot run these tests, so this panics with the reason.
+fn loopback_listener() -> (TcpListener, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let addr = listener
+        .local_addr()
+        .expect("local address of a loopback listener");
+    (listener, addr)
+}
+
 impl RangeServer {
     /// Starts a server on a free loopback port.
     pub fn start() -> RangeServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-        let addr = listener.local_addr().expect("local address");
+        let (listener, addr) = loopback_listener();
         let state = Arc::new(Mutex::new(State::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, st) = (state.clone(), stop.clone());
@@ -402,11 +411,8 @@ impl MotoServer {
     /// Starts `python -m moto.server` (the interop virtualenv has it) and waits until it
     /// accepts connections.
     pub fn start(python: &std::path::Path) -> MotoServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // A free port for the server to take (ours is closed when the listener drops).
+        let port = loopback_listener().1.port();
         let child = std::process::Command::new(python)
             .args([
                 "-m",
@@ -474,8 +480,7 @@ impl CountingProxy {
     /// Starts a proxy on a free loopback port forwarding to `upstream` (`127.0.0.1:port`).
     pub fn start(upstream: &str) -> CountingProxy {
         use std::sync::atomic::AtomicU64;
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-        let addr = listener.local_addr().expect("local address");
+        let (listener, addr) = loopback_listener();
         let counts = Arc::new(Counts {
             requests: AtomicU64::new(0),
             bytes: AtomicU64::new(0),

@@ -43,6 +43,9 @@ impl Retrieve for StoreRetriever {
     }
 }
 
+/// A schema compiled once by [`SchemaValidator::compile_schema`], for any number of trees.
+pub struct CompiledSchema(Validator<YamlTree>);
+
 /// Validates trees against the schemas of a [`SchemaStore`]: every tagged node against the
 /// schema(s) its tag maps to, and optionally the whole tree against a custom schema. Compiled
 /// schemas are cached.
@@ -200,17 +203,29 @@ impl SchemaValidator {
             .collect()
     }
 
-    /// Validates the whole tree against one schema given by its JSON value.
+    /// Validates the whole tree against one schema given by its JSON value (compiled for this
+    /// call: to use it on many trees, [`compile_schema`](Self::compile_schema) it once).
     pub fn validate_with_schema(
         &self,
         tree: &Node,
         schema: &J,
         name: &str,
     ) -> Result<Vec<Violation>> {
-        let v = self.compile(name, schema)?;
+        Ok(self.validate_compiled(tree, &self.compile_schema(schema, name)?))
+    }
+
+    /// Compiles a schema given by its JSON value (`name` says where it came from in errors),
+    /// its `$ref`s resolved against this validator's store.
+    pub fn compile_schema(&self, schema: &J, name: &str) -> Result<CompiledSchema> {
+        Ok(CompiledSchema(self.compile(name, schema)?))
+    }
+
+    /// Validates the whole tree against a schema compiled by
+    /// [`compile_schema`](Self::compile_schema).
+    pub fn validate_compiled(&self, tree: &Node, schema: &CompiledSchema) -> Vec<Violation> {
         let mut out = Vec::new();
-        self.run(&v, tree, "", &mut out);
-        Ok(out)
+        self.run(&schema.0, tree, "", &mut out);
+        out
     }
 
     /// Validates the whole tree against the schema with this id.
