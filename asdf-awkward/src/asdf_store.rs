@@ -412,7 +412,7 @@ fn node_to_json(n: &Node, at: &str, depth: usize) -> Result<Json> {
         Value::Float(f) => {
             Json::Number(Number::from_f64(*f).ok_or_else(|| err(at, "a non-finite number"))?)
         }
-        Value::Str(s) => Json::String(s.clone()),
+        Value::Str(s) => Json::String(s.to_string()),
         Value::Packed(_) => return node_to_json(&n.unpacked(), at, depth),
         Value::Seq(items) => Json::Array(
             items

@@ -49,7 +49,7 @@ impl Value {
             Value::UInt(u) => Json::from(*u),
             Value::Float(f) => float_json(*f),
             Value::Complex(r, i) => Json::Array(vec![float_json(*r), float_json(*i)]),
-            Value::Str(s) => Json::String(s.clone()),
+            Value::Str(s) => Json::String(s.to_string()),
             Value::Bytes(b) => Json::Array(b.iter().map(|&x| Json::from(x)).collect()),
             Value::List(v) => Json::Array(v.iter().map(Value::to_json).collect()),
             Value::Record(f) => {

@@ -191,11 +191,11 @@ fn at(path: &str, e: asdf::ndarray::NdError) -> PyErr {
 /// The JSON Pointer token of a mapping key (`~` and `/` escaped).
 fn pointer_token(k: &Node) -> String {
     let raw = match k.value() {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Float(f) => f.to_string(),
-        Value::BigInt(s) => s.clone(),
+        Value::BigInt(s) => s.to_string(),
         _ => String::new(),
     };
     raw.replace('~', "~0").replace('/', "~1")

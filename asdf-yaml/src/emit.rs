@@ -501,7 +501,7 @@ fn push_prop(props: &mut String, p: &str) {
 
 fn key_path_text(k: &Node) -> String {
     match k.value() {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         other => format!("{other:?}"),
     }
 }

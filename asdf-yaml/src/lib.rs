@@ -35,6 +35,7 @@ pub mod pointer;
 mod reference;
 pub mod resolve;
 mod split;
+mod text;
 
 pub use document::{parse_bytes, parse_document, parse_document_bytes, parse_str, Document};
 pub use emit::{emit, emit_string_with, emit_to_string, emit_with, EmitOptions, ASDF_TAG_PREFIX};
@@ -43,3 +44,4 @@ pub use node::{Mapping, Node, Value};
 pub use packed::{Packed, PackedItems};
 pub use parse::{Engine, Limits, ParseOptions, Warning, MAX_TAG_BYTES, MAX_TAG_TOTAL_BYTES};
 pub use reference::{join_uri, reference_target, resolve_references, NoExternal, RefResolver};
+pub use text::{Str, Tag};

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::text::{Str, Tag};
+
 /// One node of the tree: an optional tag and a [`Value`].
 ///
 /// Tags are full URIs (`tag:stsci.edu:asdf/core/ndarray-1.1.0`); shorthand handles are expanded
@@ -21,9 +23,14 @@ use std::sync::Arc;
 #[derive(Clone, Default)]
 pub struct Node {
     /// Shared: the parser stores each distinct tag once, however many nodes carry it.
-    tag: Option<Arc<str>>,
+    tag: Option<Tag>,
     value: Value,
 }
+
+// A tree is mostly nodes: a node is four words (a one-word tag, a three-word value), which the
+// payloads of `Value` are chosen to fit (`Str` two words, a boxed `Mapping` one).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Node>() == 32 && std::mem::size_of::<Value>() == 24);
 
 /// The value of a [`Node`].
 #[derive(Clone, Default)]
@@ -37,15 +44,16 @@ pub enum Value {
     Int(i64),
     /// An integer beyond `i64` (also the upper half of the `u64` range): its exact decimal digits,
     /// with a leading `-` when negative, for the `core/integer` layer to take.
-    BigInt(String),
+    BigInt(Str),
     /// A float (`1.5`, `1.0e+20`, `.inf`, `.nan`).
     Float(f64),
     /// A string (also the text of unknown-tagged scalars and of timestamps).
-    Str(String),
+    Str(Str),
     /// A sequence.
     Seq(Vec<Node>),
-    /// A mapping, in insertion order.
-    Map(Mapping),
+    /// A mapping, in insertion order (boxed: a mapping's entries and key index would make every
+    /// node larger).
+    Map(Box<Mapping>),
     /// A nested sequence of scalars held compactly by whoever built it (an inline array's numbers),
     /// written by the emitter as the equivalent [`Value::Seq`]s without a node per item. The
     /// parser never produces one. [`Node::as_seq`] and [`Node::index`] see nothing in it (they
@@ -66,10 +74,20 @@ pub struct Mapping {
     /// Position of the first entry with each string key, built on the first lookup in a mapping
     /// of at least [`INDEX_MIN`] entries (so lookups in 10 000-key trees are not quadratic),
     /// kept up to date by appends and dropped by removals.
-    // Boxed on purpose: a bare HashMap would make every Node (whose Value holds a Mapping)
-    // twice as large, and deep recursion over trees in debug builds is sensitive to that.
+    // Boxed on purpose: only large mappings have one.
     #[allow(clippy::box_collection)]
-    index: std::sync::OnceLock<Box<std::collections::HashMap<String, usize>>>,
+    index: std::sync::OnceLock<Box<KeyIndex>>,
+}
+
+/// Position of the first entry with each string key (keys share the entries' text).
+type KeyIndex = std::collections::HashMap<Str, usize, foldhash::fast::RandomState>;
+
+/// The string key of an entry, shared with the entry.
+fn str_key(k: &Node) -> Option<&Str> {
+    match k.value() {
+        Value::Str(s) => Some(s),
+        _ => None,
+    }
 }
 
 /// Mappings smaller than this are searched linearly (faster than hashing).
@@ -106,10 +124,10 @@ impl Mapping {
                 .position(|(k, _)| k.as_str() == Some(key));
         }
         let index = self.index.get_or_init(|| {
-            let mut m = std::collections::HashMap::with_capacity(self.entries.len());
+            let mut m = KeyIndex::with_capacity_and_hasher(self.entries.len(), Default::default());
             for (i, (k, _)) in self.entries.iter().enumerate() {
-                if let Some(s) = k.as_str() {
-                    m.entry(s.to_string()).or_insert(i);
+                if let Some(s) = str_key(k) {
+                    m.entry(s.clone()).or_insert(i);
                 }
             }
             Box::new(m)
@@ -119,8 +137,8 @@ impl Mapping {
 
     /// Records a newly appended entry in the index, if the index exists.
     fn indexed_push(&mut self, key: Node, value: Node) {
-        if let (Some(index), Some(s)) = (self.index.get_mut(), key.as_str()) {
-            index.entry(s.to_string()).or_insert(self.entries.len());
+        if let (Some(index), Some(s)) = (self.index.get_mut(), str_key(&key)) {
+            index.entry(s.clone()).or_insert(self.entries.len());
         }
         self.entries.push((key, value));
     }
@@ -279,7 +297,7 @@ impl Node {
     pub fn mapping<K: Into<Node>, V: Into<Node>>(
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Node {
-        Node::new(Value::Map(entries.into_iter().collect()))
+        Node::new(Value::Map(Box::new(entries.into_iter().collect())))
     }
 
     /// A sequence node.
@@ -299,7 +317,9 @@ impl Node {
         let value = match &self.value {
             Value::Packed(p) => crate::packed::to_nodes(&**p).value,
             Value::Seq(items) => Value::Seq(items.iter().map(Node::unpacked).collect()),
-            Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect()),
+            Value::Map(m) => Value::Map(Box::new(
+                m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect(),
+            )),
             _ => return self.clone(),
         };
         Node {
@@ -325,7 +345,7 @@ impl Node {
         };
         Some(match crate::resolve::construct_int(&signed)? {
             crate::resolve::IntValue::Small(v) => Node::from(v),
-            crate::resolve::IntValue::Big(s) => Node::new(Value::BigInt(s)),
+            crate::resolve::IntValue::Big(s) => Node::new(Value::BigInt(Str::from(s))),
         })
     }
 
@@ -355,14 +375,14 @@ impl Node {
     /// [`with_tag`](Self::with_tag) with a tag shared with other nodes (no copy of its text).
     ///
     /// ```
-    /// use std::sync::Arc;
-    /// let tag: Arc<str> = Arc::from("tag:example.org:thing-1.0.0");
-    /// let a = asdf_yaml::Node::from(1).with_shared_tag(tag.clone());
-    /// let b = asdf_yaml::Node::from(2).with_shared_tag(tag.clone());
+    /// use asdf_yaml::{Node, Tag};
+    /// let tag = Tag::new("tag:example.org:thing-1.0.0");
+    /// let a = Node::from(1).with_shared_tag(tag.clone());
+    /// let b = Node::from(2).with_shared_tag(tag.clone());
     /// assert_eq!(a.tag(), b.tag());
-    /// assert_eq!(Arc::strong_count(&tag), 3);
+    /// assert!(a.shared_tag().is_some_and(|t| t.same(&tag)));
     /// ```
-    pub fn with_shared_tag(mut self, tag: Arc<str>) -> Node {
+    pub fn with_shared_tag(mut self, tag: Tag) -> Node {
         self.unshare_in_place();
         self.tag = Some(tag);
         self
@@ -370,9 +390,14 @@ impl Node {
 
     /// The node's tag (the tag of the shared subtree for a shared node).
     pub fn tag(&self) -> Option<&str> {
+        self.shared_tag().map(Tag::as_str)
+    }
+
+    /// The node's tag as stored, to put on other nodes without copying its text.
+    pub fn shared_tag(&self) -> Option<&Tag> {
         match &self.value {
-            Value::Shared(inner) => inner.tag(),
-            _ => self.tag.as_deref(),
+            Value::Shared(inner) => inner.shared_tag(),
+            _ => self.tag.as_ref(),
         }
     }
 
@@ -380,7 +405,7 @@ impl Node {
     /// write), so the other places sharing the subtree keep their tag.
     pub fn set_tag(&mut self, tag: Option<String>) {
         self.unshare_in_place();
-        self.tag = tag.map(Arc::from);
+        self.tag = tag.map(Tag::from);
     }
 
     /// The value, looking through sharing (never [`Value::Shared`] unless a shared node wraps
@@ -407,7 +432,7 @@ impl Node {
     /// The tag as stored on this node (None for a shared node, whose tag is on the shared inner
     /// node).
     pub fn raw_tag(&self) -> Option<&str> {
-        self.tag.as_deref()
+        self.tag.as_ref().map(Tag::as_str)
     }
 
     /// Whether two trees are the same in every respect a parser decides: tags as stored, values
@@ -452,7 +477,7 @@ impl Node {
     /// Consumes the node and splits it into its tag and value, unsharing if needed.
     pub fn into_parts(mut self) -> (Option<String>, Value) {
         self.unshare_in_place();
-        (self.tag.map(|t| t.to_string()), self.value)
+        (self.tag.map(|t| t.as_str().to_string()), self.value)
     }
 
     /// Whether the value is null.
@@ -489,7 +514,7 @@ impl Node {
     pub fn as_integer_text(&self) -> Option<String> {
         match self.value() {
             Value::Int(i) => Some(i.to_string()),
-            Value::BigInt(s) => Some(s.clone()),
+            Value::BigInt(s) => Some(s.to_string()),
             _ => None,
         }
     }
@@ -643,7 +668,7 @@ impl PartialEq for Value {
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(t) = &self.tag {
-            write!(f, "!<{t}> ")?;
+            write!(f, "!<{}> ", t.as_str())?;
         }
         fmt::Debug::fmt(&self.value, f)
     }
@@ -727,7 +752,7 @@ impl From<u64> for Node {
     fn from(v: u64) -> Node {
         match i64::try_from(v) {
             Ok(i) => Node::new(Value::Int(i)),
-            Err(_) => Node::new(Value::BigInt(v.to_string())),
+            Err(_) => Node::new(Value::BigInt(Str::from(v.to_string()))),
         }
     }
 }
@@ -748,7 +773,7 @@ impl From<i128> for Node {
     fn from(v: i128) -> Node {
         match i64::try_from(v) {
             Ok(i) => Node::new(Value::Int(i)),
-            Err(_) => Node::new(Value::BigInt(v.to_string())),
+            Err(_) => Node::new(Value::BigInt(Str::from(v.to_string()))),
         }
     }
 }
@@ -767,12 +792,18 @@ impl From<f32> for Node {
 
 impl From<&str> for Node {
     fn from(v: &str) -> Node {
-        Node::new(Value::Str(v.to_string()))
+        Node::new(Value::Str(Str::from(v)))
     }
 }
 
 impl From<String> for Node {
     fn from(v: String) -> Node {
+        Node::new(Value::Str(Str::from(v)))
+    }
+}
+
+impl From<Str> for Node {
+    fn from(v: Str) -> Node {
         Node::new(Value::Str(v))
     }
 }
@@ -785,7 +816,7 @@ impl From<Vec<Node>> for Node {
 
 impl From<Mapping> for Node {
     fn from(v: Mapping) -> Node {
-        Node::new(Value::Map(v))
+        Node::new(Value::Map(Box::new(v)))
     }
 }
 

@@ -13,6 +13,7 @@ use crate::resolve::{
     construct_bool, construct_float, construct_int, resolve_plain, Implicit, IntValue,
     TIMESTAMP_TAG, VALUE_TAG, YAML_TAG_PREFIX,
 };
+use crate::text::{Interner, Str, Tag as SharedTag};
 
 /// Resource bounds for parsing untrusted text. Exceeding one is an error, never a crash.
 ///
@@ -260,7 +261,7 @@ impl Size {
 
 /// A collection under construction.
 struct Frame {
-    tag: Option<Arc<str>>,
+    tag: Option<SharedTag>,
     anchor: usize,
     start: Marker,
     /// Expanded size of the collection and its finished children (for the alias budgets).
@@ -304,7 +305,9 @@ struct Builder<'t> {
     /// Set while the scalar just built is a plain `<<`.
     plain_merge: bool,
     /// Every distinct tag of the document, stored once and shared by the nodes that carry it.
-    tags: std::collections::HashSet<Arc<str>>,
+    tags: std::collections::HashSet<SharedTag>,
+    /// Repeated strings (mapping keys above all), stored once.
+    strings: Interner,
     /// Bytes of the distinct tags, against [`MAX_TAG_TOTAL_BYTES`].
     tag_bytes: usize,
     /// Documents started so far.
@@ -324,6 +327,10 @@ pub const MAX_TAG_BYTES: usize = 1024;
 /// documents use a few dozen tags.
 pub const MAX_TAG_TOTAL_BYTES: usize = 16 << 20;
 
+/// Strings up to this length are shared with their earlier copies wherever they appear (longer
+/// ones only as mapping keys): enums, units and names repeat, long texts rarely do.
+const SHORT_STRING: usize = 16;
+
 /// Byte offset of character index `idx` in `text`.
 fn byte_offset(text: &str, idx: usize) -> usize {
     text.char_indices().nth(idx).map_or(text.len(), |(b, _)| b)
@@ -332,7 +339,7 @@ fn byte_offset(text: &str, idx: usize) -> usize {
 impl<'t> Builder<'t> {
     /// The shared copy of `tag` (stored on first use), within [`MAX_TAG_BYTES`] and
     /// [`MAX_TAG_TOTAL_BYTES`].
-    fn intern(&mut self, tag: &str, mark: &Marker) -> Result<Arc<str>> {
+    fn intern(&mut self, tag: &str, mark: &Marker) -> Result<SharedTag> {
         if let Some(t) = self.tags.get(tag) {
             return Ok(t.clone());
         }
@@ -345,7 +352,7 @@ impl<'t> Builder<'t> {
             });
         }
         self.tag_bytes = total;
-        let t: Arc<str> = Arc::from(tag);
+        let t = SharedTag::new(tag);
         self.tags.insert(t.clone());
         Ok(t)
     }
@@ -388,6 +395,7 @@ impl<'t> Builder<'t> {
             warnings: Vec::new(),
             plain_merge: false,
             tags: std::collections::HashSet::new(),
+            strings: Interner::new(),
             tag_bytes: 0,
             documents: 0,
             items: Vec::new(),
@@ -518,7 +526,7 @@ impl<'t> Builder<'t> {
                     self.charge_aliases(merge_size, &frame.start)?;
                     self.flatten_merges(entries, &merges, &frame.start)?
                 };
-                Value::Map(dedup(entries))
+                Value::Map(Box::new(dedup(entries)))
             }
         };
         let node = Node::new(value);
@@ -630,7 +638,7 @@ impl<'t> Builder<'t> {
         };
         let int_node = |v: IntValue| match v {
             IntValue::Small(i) => Value::Int(i),
-            IntValue::Big(s) => Value::BigInt(s),
+            IntValue::Big(s) => Value::BigInt(Str::from(s)),
         };
         let construct_int = |text: &str, this: &Self| {
             let digits = crate::resolve::int_digits(text);
@@ -654,22 +662,22 @@ impl<'t> Builder<'t> {
                 Implicit::Float => {
                     Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
                 }
-                Implicit::Timestamp => {
-                    Node::from(text.into_owned()).with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?)
-                }
-                Implicit::Value => {
-                    Node::from(text.into_owned()).with_shared_tag(self.intern(VALUE_TAG, mark)?)
-                }
+                Implicit::Timestamp => self
+                    .string(&text)
+                    .with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?),
+                Implicit::Value => self
+                    .string(&text)
+                    .with_shared_tag(self.intern(VALUE_TAG, mark)?),
                 // `<<` is only special as a mapping key; `finish` checks for that.
                 Implicit::Merge => {
                     self.plain_merge = true;
-                    Node::from(text.into_owned())
+                    self.string(&text)
                 }
-                Implicit::Str => Node::from(text.into_owned()),
+                Implicit::Str => self.string(&text),
             },
-            None | Some("!") => Node::from(text.into_owned()),
+            None | Some("!") => self.string(&text),
             Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
-                Some("str") => Node::from(text.into_owned()),
+                Some("str") => self.string(&text),
                 Some("null") => Node::null(),
                 Some("bool") => {
                     Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
@@ -678,10 +686,27 @@ impl<'t> Builder<'t> {
                 Some("float") => {
                     Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
                 }
-                _ => Node::from(text.into_owned()).with_shared_tag(self.intern(t, mark)?),
+                _ => self.string(&text).with_shared_tag(self.intern(t, mark)?),
             },
         };
         Ok((node, size))
+    }
+
+    /// A string scalar. Mapping keys and short strings come from the interner, so the keys of a
+    /// table's rows and its repeated values are stored once.
+    fn string(&mut self, text: &str) -> Node {
+        let key = matches!(
+            self.stack.last(),
+            Some(Frame {
+                kind: FrameKind::Map { pending: None, .. },
+                ..
+            })
+        );
+        Node::from(if key || text.len() <= SHORT_STRING {
+            self.strings.get(text)
+        } else {
+            Str::from(text)
+        })
     }
 
     /// Places a finished node into its parent (or as the root).

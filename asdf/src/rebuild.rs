@@ -40,7 +40,7 @@ fn walk(
             for (k, v) in m.iter() {
                 out.insert(k.clone(), walk(v, f, cache)?);
             }
-            Value::Map(out)
+            Value::Map(Box::new(out))
         }
         other => other.clone(),
     };

@@ -20,9 +20,9 @@ pub use asdf::yaml::pointer::escape;
 /// The text of a mapping key as it appears in a JSON Pointer and in listings.
 pub fn key_text(key: &Node) -> String {
     match key.value() {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::BigInt(s) => s.clone(),
+        Value::BigInt(s) => s.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Float(f) => f.to_string(),
         Value::Null => "null".into(),
@@ -137,9 +137,9 @@ pub fn scalar_text(node: &Node) -> Option<String> {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::BigInt(s) => s.clone(),
+        Value::BigInt(s) => s.to_string(),
         Value::Float(f) => format_float(*f),
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         _ => return None,
     })
 }
@@ -186,11 +186,11 @@ pub fn to_json(node: &Node, depth: usize) -> serde_json::Value {
         Value::Null => J::Null,
         Value::Bool(b) => J::Bool(*b),
         Value::Int(i) => J::from(*i),
-        Value::BigInt(s) => J::String(s.clone()),
+        Value::BigInt(s) => J::String(s.to_string()),
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(J::Number)
             .unwrap_or_else(|| J::String(format_float(*f))),
-        Value::Str(s) => J::String(s.clone()),
+        Value::Str(s) => J::String(s.to_string()),
         Value::Seq(items) => J::Array(items.iter().map(|n| to_json(n, depth + 1)).collect()),
         Value::Packed(_) => to_json(&node.unpacked(), depth),
         Value::Map(m) => J::Object(

@@ -123,7 +123,7 @@ fn to_json_depth(n: &Node, depth: usize) -> J {
         Value::Float(f) => {
             serde_json::Number::from_f64(*f).map_or_else(|| J::String(f.to_string()), J::Number)
         }
-        Value::Str(s) => J::String(s.clone()),
+        Value::Str(s) => J::String(s.to_string()),
         Value::Seq(items) => J::Array(items.iter().map(|x| to_json_depth(x, depth + 1)).collect()),
         Value::Packed(_) => to_json_depth(&n.unpacked(), depth),
         Value::Map(m) => J::Object(
@@ -259,9 +259,9 @@ impl<'a> Array<'a, YamlTree> for SeqRef<'a> {
 /// The text of a mapping key (non-string keys as their YAML text).
 fn key_text(k: &Node) -> String {
     match k.value() {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::BigInt(s) => s.clone(),
+        Value::BigInt(s) => s.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Float(f) => f.to_string(),
         Value::Null => "null".to_string(),
