@@ -138,6 +138,9 @@ mod tests {
             "5. write bzp2 many arrays",
             "6. RawArray read into Vec<f64>",
             "6. awkward0 jagged load .awkd",
+            "10. open + walk catalogue tree",
+            "10. validate catalogue tree with its schemas",
+            "10. parse catalogue text to a tree [1 thr] vs saphyr-parser events only",
         ] {
             assert!(md.contains(case), "missing {case}:\n{md}");
         }
@@ -157,6 +160,8 @@ mod tests {
             "{md}"
         );
         assert_eq!(has("awkward0"), with_python, "{md}");
+        assert_eq!(has("rapidyaml"), with_python, "{md}");
+        assert_eq!(has("PyYAML C"), with_python, "{md}");
         // The Python package's case needs the venv with asdf_rs built into it.
         assert_eq!(md.contains("8. Python: to_dask sum"), with_python, "{md}");
         for name in [
@@ -165,6 +170,7 @@ mod tests {
             "memcpy",
             "md-5",
             "raw lz4 decompress",
+            "saphyr-parser",
         ] {
             assert!(has(name), "no {name} peer:\n{md}");
         }

@@ -217,3 +217,27 @@ pub fn mbps(bytes: u64, secs: f64) -> String {
         "-".into()
     }
 }
+
+/// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `f` and returns its result, its time and the growth of this process's peak resident
+/// memory while it ran (the peak is reset first through `/proc/self/clear_refs`; `None` where
+/// that is not available).
+pub fn with_peak<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64, Option<u64>)> {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let base = status_kib("VmRSS");
+    let t = std::time::Instant::now();
+    let out = f()?;
+    let secs = t.elapsed().as_secs_f64();
+    let peak = status_kib("VmHWM");
+    let grew = match (reset, base, peak) {
+        (true, Some(b), Some(p)) => Some(p.saturating_sub(b) * 1024),
+        _ => None,
+    };
+    Ok((out, secs, grew))
+}

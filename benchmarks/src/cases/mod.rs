@@ -6,6 +6,7 @@ use crate::measure::{BenchError, Result, Row};
 use crate::python::Python;
 
 mod awkward;
+mod catalog;
 mod compressed;
 mod limits;
 mod many;
@@ -75,6 +76,10 @@ pub const ALL: &[Case] = &[
     Case {
         name: "printers",
         run: printers::run,
+    },
+    Case {
+        name: "catalog",
+        run: catalog::run,
     },
 ];
 

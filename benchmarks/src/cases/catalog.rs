@@ -1,0 +1,253 @@
+//! Case 10: a catalogue tree written by Python asdf (issue 15's shape: 200 000 rows of
+//! `{id, name, vals: [a, b, c], ok, nested: {k, n: null}}`, a ~22 MB tree): open and walk it,
+//! validate it against its schemas, and parse its text alone beside the YAML parsers people
+//! use — rapidyaml (C++, parse only), PyYAML's C loader and saphyr-parser (events only).
+//!
+//! Ours opens through `AsdfFile::open` (checksums verified, the tree resolved and shared); the
+//! tree is dropped outside the timing, as `asdftool` leaves it to the OS at exit. Memory is the
+//! growth of peak resident memory during a first open, as a multiple of the tree's text.
+
+use asdf::yaml::{Engine, Node, ParseOptions, Value};
+
+use super::{arg, Ctx};
+use crate::measure::{best, on_threads, with_peak, BenchError, Result, Row};
+use crate::python::opt;
+
+const PY_WRITE: &str = r#"
+import asdf
+p, n = sys.argv[1], int(sys.argv[2])
+rows = [{"id": i, "name": f"source-{i}", "vals": [i * 0.5, i + 0.25, -i * 1.5],
+         "ok": i % 2 == 0, "nested": {"k": f"k{i % 97}", "n": None}} for i in range(n)]
+asdf.AsdfFile({"catalog": rows}).write_to(p)
+out("written", n)
+"#;
+
+const PY: &str = r#"
+import asdf, yaml
+warm()
+p, n = sys.argv[1], int(sys.argv[2])
+def walk(x):
+    if isinstance(x, dict):
+        return sum(walk(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(walk(v) for v in x)
+    return 1
+def open_walk():
+    with asdf.open(p) as af:
+        assert len(af.tree["catalog"]) == n
+        return walk(af.tree["catalog"])
+t, leaves = best(open_walk)
+out("open_walk", t)
+out("leaves", leaves)
+def validate():
+    with asdf.open(p, lazy_tree=False) as af:
+        t = time.perf_counter(); af.validate(); return time.perf_counter() - t
+out("validate", min(validate() for _ in range(1 if QUICK else 2)))
+with open(p, "rb") as f:
+    data = f.read()
+start = data.index(b"%YAML")
+end = data.find(b"\n...\n", start)
+text = data[start:end + 5]
+class Loader(yaml.CSafeLoader):
+    pass
+def tagged(loader, suffix, node):
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    return loader.construct_scalar(node)
+Loader.add_multi_constructor("tag:stsci.edu:asdf/", tagged)
+t, _ = best(lambda: yaml.load(text, Loader=Loader))
+out("pyyaml", t)
+try:
+    import ryml
+except ImportError:
+    ryml = None
+if ryml is not None:
+    t, _ = best(lambda: ryml.parse_in_arena(text))
+    out("ryml", t)
+"#;
+
+/// The same catalogue written by us, for runs without Python.
+fn write_ours(path: &std::path::Path, n: usize) -> Result<()> {
+    let row = |i: usize| {
+        let x = i as f64;
+        Node::mapping([
+            ("id", Node::from(i)),
+            ("name", Node::from(format!("source-{i}"))),
+            ("vals", Node::sequence([x * 0.5, x + 0.25, -x * 1.5])),
+            ("ok", Node::from(i % 2 == 0)),
+            (
+                "nested",
+                Node::mapping([
+                    ("k", Node::from(format!("k{}", i % 97))),
+                    ("n", Node::null()),
+                ]),
+            ),
+        ])
+    };
+    let tree = Node::mapping([("catalog", Node::sequence((0..n).map(row)))]);
+    asdf::AsdfWriter::new()
+        .write_path(path, tree, &Default::default())
+        .map_err(BenchError::ours)
+}
+
+/// Leaves under `node` (scalars), the way the Python script counts them.
+fn leaves(node: &Node) -> u64 {
+    match node.value() {
+        Value::Map(m) => m.values().map(leaves).sum(),
+        Value::Seq(s) => s.iter().map(leaves).sum(),
+        _ => 1,
+    }
+}
+
+/// The YAML text of an ASDF file (from `%YAML` to the document end marker).
+fn tree_text(bytes: &[u8]) -> Result<&str> {
+    let start = find(bytes, b"%YAML").ok_or_else(|| BenchError::mismatch("catalog", "no %YAML"))?;
+    let end = find(&bytes[start..], b"\n...\n")
+        .map(|e| start + e + 5)
+        .ok_or_else(|| BenchError::mismatch("catalog", "no document end"))?;
+    std::str::from_utf8(&bytes[start..end]).map_err(BenchError::ours)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Parse-only rows: ours on one thread and on all, saphyr-parser's events, and the Python
+/// parsers' times from `py`.
+fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Result<Vec<Row>> {
+    let parse =
+        || asdf::yaml::parse_document(text, &ParseOptions::default()).map_err(BenchError::ours);
+    let (one, _) = on_threads(1, || best(parse))??;
+    let (all, _) = on_threads(ctx.threads, || best(parse))??;
+    let (saphyr, _) = best(|| {
+        let mut p = saphyr_parser::Parser::new_from_str(text);
+        let mut n = 0u64;
+        while let Some(ev) = p.next_event() {
+            ev.map_err(|e| BenchError::peer("saphyr-parser", e))?;
+            n += 1;
+        }
+        Ok(n)
+    })?;
+    // Ours without the fast parser: the reference path every input can take.
+    let reference = ParseOptions {
+        engine: Engine::Reference,
+        ..ParseOptions::default()
+    };
+    let (slow, _) = on_threads(1, || {
+        best(|| asdf::yaml::parse_document(text, &reference).map_err(BenchError::ours))
+    })??;
+    let bytes = text.len() as u64;
+    let t = ctx.threads;
+    Ok(vec![
+        Row::new(
+            "10. parse catalogue text to a tree [1 thr] vs rapidyaml parse (no scalar resolution)",
+            one,
+        )
+        // Absent when the venv has no rapidyaml.
+        .peer_opt("rapidyaml", py.as_ref().and_then(|o| o.get("ryml").ok()))
+        .bytes(bytes),
+        Row::new(
+            "10. parse catalogue text to a tree [1 thr] vs PyYAML CSafeLoader",
+            one,
+        )
+        .peer_opt("PyYAML C", opt(py, "pyyaml")?)
+        .bytes(bytes),
+        Row::new(
+            "10. parse catalogue text to a tree [1 thr] vs saphyr-parser events only",
+            one,
+        )
+        .peer("saphyr-parser", saphyr)
+        .bytes(bytes),
+        Row::new(format!("10. parse catalogue text to a tree [{t} thr]"), all)
+            .peer("ours [1 thr]", one)
+            .bytes(bytes),
+        Row::new(
+            "10. parse catalogue text to a tree [1 thr] vs our reference parser (saphyr events)",
+            one,
+        )
+        .peer("ours, reference", slow)
+        .bytes(bytes),
+    ])
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let n = ((200_000.0 * ctx.scale) as usize).max(100);
+    let path = ctx.dir.join("catalog.asdf");
+    if ctx
+        .py
+        .run(PY_WRITE, &[arg(&path), n.to_string()])?
+        .is_none()
+    {
+        write_ours(&path, n)?;
+    }
+    let bytes = std::fs::read(&path).map_err(|e| BenchError::io(&path, e))?;
+    let text = tree_text(&bytes)?;
+    let tree_bytes = text.len() as u64;
+    let what = format!("{n} rows, {:.1} MB tree", tree_bytes as f64 / 1e6);
+
+    let open_walk = || {
+        let f = asdf::AsdfFile::open(&path).map_err(BenchError::ours)?;
+        let n = f
+            .pointer("/catalog")
+            .map(leaves)
+            .ok_or_else(|| BenchError::mismatch("catalog", "no /catalog"))?;
+        Ok((n, f))
+    };
+    let ((_, first), _, grew) = with_peak(open_walk)?;
+    drop(first);
+    let (ours, (count, file)) = best(open_walk)?;
+    let validator = asdf_schema::Validator::new(&asdf_schema::ValidateOptions {
+        python: ctx.py.exe().map(Into::into),
+        ..Default::default()
+    })
+    .map_err(BenchError::ours)?;
+    let (valid, report) = best(|| validator.validate(file.tree()).map_err(BenchError::ours))?;
+    if !report.report.is_valid() {
+        return Err(BenchError::mismatch(
+            "catalog",
+            format!("validate: {}", report.report),
+        ));
+    }
+    let schemas = match report.schemas {
+        0 => "no schema files found: built-in checks only".to_string(),
+        k => format!("{k} schemas"),
+    };
+    drop(file);
+
+    let py = ctx.py.run(PY, &[arg(&path), n.to_string()])?;
+    if let Some(l) = opt(&py, "leaves")? {
+        if l as u64 != count {
+            return Err(BenchError::mismatch(
+                "catalog",
+                format!("Python saw {l} leaves, we saw {count}"),
+            ));
+        }
+    }
+    let memory = match grew {
+        Some(g) => format!(
+            "; peak memory +{} MiB = {:.1}× the tree text",
+            g >> 20,
+            g as f64 / tree_bytes as f64
+        ),
+        None => String::new(),
+    };
+    let mut rows = vec![
+        Row::new("10. open + walk catalogue tree vs Python asdf", ours)
+            .peer_opt("Python asdf", opt(&py, "open_walk")?)
+            .bytes(tree_bytes)
+            .note(format!("{what}{memory}")),
+        Row::new(
+            "10. validate catalogue tree with its schemas vs Python asdf validate()",
+            valid,
+        )
+        .peer_opt("Python asdf", opt(&py, "validate")?)
+        .bytes(tree_bytes)
+        .note(format!(
+            "{what}; tree already read on both sides; ours: {schemas}"
+        )),
+    ];
+    rows.extend(parse_rows(ctx, text, &py)?);
+    Ok(rows)
+}
