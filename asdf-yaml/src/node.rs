@@ -59,7 +59,7 @@ pub enum Value {
     /// parser never produces one. [`Node::as_seq`] and [`Node::index`] see nothing in it (they
     /// return references to nodes it does not hold); [`Node::len`] and [`Node::kind`] describe the
     /// sequence, equality compares its items, and [`Node::unpacked`] gives the nodes.
-    Packed(crate::Packed),
+    Packed(Packed),
     /// A subtree shared by several places of the tree (a YAML anchor and its aliases). Cloning the
     /// `Arc` keeps it shared; the emitter writes `&idNNN` at the first place and `*idNNN` at the
     /// others.
@@ -315,7 +315,7 @@ impl Node {
     /// stands for (a plain clone when there is none; shared subtrees are kept as they are).
     pub fn unpacked(&self) -> Node {
         let value = match &self.value {
-            Value::Packed(p) => crate::packed::to_nodes(&**p).value,
+            Value::Packed(p) => to_nodes(&**p).value,
             Value::Seq(items) => Value::Seq(items.iter().map(Node::unpacked).collect()),
             Value::Map(m) => Value::Map(Box::new(
                 m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect(),
@@ -658,8 +658,8 @@ impl PartialEq for Value {
             (Value::Str(a), Value::Str(b)) => a == b,
             (Value::Seq(a), Value::Seq(b)) => a == b,
             (Value::Map(a), Value::Map(b)) => a == b,
-            (Value::Packed(a), b) => crate::packed::equals(&**a, b),
-            (a, Value::Packed(b)) => crate::packed::equals(&**b, a),
+            (Value::Packed(a), b) => equals(&**a, b),
+            (a, Value::Packed(b)) => equals(&**b, a),
             _ => false,
         }
     }
@@ -686,7 +686,7 @@ impl fmt::Debug for Value {
             Value::Seq(s) => f.debug_list().entries(s).finish(),
             Value::Map(m) => f.debug_map().entries(m.iter()).finish(),
             Value::Shared(inner) => write!(f, "&{inner:?}"),
-            Value::Packed(p) => crate::packed::debug(&**p, f),
+            Value::Packed(p) => debug(&**p, f),
         }
     }
 }
@@ -865,6 +865,103 @@ fn identical(
         (Value::Shared(_), _) | (_, Value::Shared(_)) => false,
         (x, y) => x == y,
     }
+}
+
+// Packed sequences: the scalars of a nested sequence held compactly by whoever built them.
+// They are part of the value model (a `Value` variant), so they live beside it.
+//
+// An inline array of a million numbers as ordinary nodes costs a `Node` per number (32 bytes
+// each, 4× an 8-byte float, 32× a byte). A writer that already holds the numbers in a typed
+// buffer puts one `Value::Packed` in the tree instead; the emitter writes it exactly as it
+// writes the equivalent nested sequences of scalar nodes, one item at a time, so no node per item
+// ever exists at once. The parser never produces one: a parsed tree holds `Value::Seq`s.
+
+/// The items of a packed nested sequence ([`Value::Packed`]): `shape[0]` sequences of
+/// `shape[1]` sequences … of `shape[last]` scalars, in row-major order.
+///
+/// ```
+/// use asdf_yaml::{emit_to_string, parse_str, Node, PackedItems};
+/// struct Squares(Vec<usize>);
+/// impl PackedItems for Squares {
+///     fn shape(&self) -> &[usize] { &self.0 }
+///     fn item(&self, index: usize) -> Node { Node::from(index * index) }
+/// }
+/// let tree = Node::mapping([("data", Node::packed(Squares(vec![2, 3])))]);
+/// let text = emit_to_string(&tree).unwrap();
+/// assert!(text.contains("data:\n  - [0, 1, 4]\n  - [9, 16, 25]\n"));
+/// // Equal to the nodes it stands for, and to what parsing its text gives.
+/// let parsed = parse_str(&text).unwrap();
+/// assert_eq!(parsed, tree);
+/// assert_eq!(parsed["data"][1][2].as_i64(), Some(25));
+/// ```
+pub trait PackedItems: Send + Sync {
+    /// The length of each nesting level; at least one level. The product of the lengths is the
+    /// number of items.
+    fn shape(&self) -> &[usize];
+    /// Item `index` (row-major, below the product of [`shape`](Self::shape)) as a scalar node
+    /// (an untagged or tagged scalar, never a sequence or mapping).
+    fn item(&self, index: usize) -> Node;
+}
+
+/// A packed sequence as stored in a [`Value::Packed`].
+pub type Packed = Arc<dyn PackedItems>;
+
+/// The number of items of `p` (the product of its shape, saturating).
+pub(crate) fn count(p: &dyn PackedItems) -> usize {
+    p.shape()
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .unwrap_or(usize::MAX)
+}
+
+/// `p` as ordinary nested sequence nodes (one node per item: for small packed sequences, or a
+/// caller that must hold items as nodes).
+pub(crate) fn to_nodes(p: &dyn PackedItems) -> Node {
+    fn level(p: &dyn PackedItems, dims: &[usize], base: usize) -> Node {
+        match dims {
+            [] => p.item(base),
+            [n, rest @ ..] => {
+                let stride: usize = rest.iter().product();
+                Node::new(Value::Seq(
+                    (0..*n).map(|i| level(p, rest, base + i * stride)).collect(),
+                ))
+            }
+        }
+    }
+    level(p, p.shape(), 0)
+}
+
+/// Whether the packed sequence `p` equals `other` (a packed sequence or nested sequence nodes),
+/// item by item under the tree's equality, without building nodes for `other`'s side.
+pub(crate) fn equals(p: &dyn PackedItems, other: &Value) -> bool {
+    fn block(p: &dyn PackedItems, dims: &[usize], base: usize, other: &Value) -> bool {
+        let Some((n, rest)) = dims.split_first() else {
+            return false;
+        };
+        let stride: usize = rest.iter().product();
+        match other {
+            Value::Seq(items) => {
+                items.len() == *n
+                    && items.iter().enumerate().all(|(i, o)| {
+                        let at = base + i * stride;
+                        match rest {
+                            [] => p.item(at) == *o,
+                            _ => o.tag().is_none() && block(p, rest, at, o.value()),
+                        }
+                    })
+            }
+            Value::Packed(q) => {
+                q.shape() == dims && (0..count(&**q)).all(|i| p.item(base + i) == q.item(i))
+            }
+            _ => false,
+        }
+    }
+    block(p, p.shape(), 0, other)
+}
+
+/// Debug output of `p`: the nested lists it stands for.
+pub(crate) fn debug(p: &dyn PackedItems, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fmt::Debug::fmt(&to_nodes(p), f)
 }
 
 #[cfg(test)]

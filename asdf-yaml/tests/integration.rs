@@ -5,6 +5,7 @@ mod corpus;
 mod differential;
 mod interop_asdf;
 mod limits;
+mod packed;
 mod proptest_roundtrip;
 mod resolver_table;
 mod tags_and_keys;

@@ -440,25 +440,6 @@ impl<B: AsRef<[u8]>> AsdfFile<B> {
         }
     }
 
-    /// The node at `pointer` read as `T` ([`FromTree`](crate::astro::FromTree): a
-    /// [`Quantity`](crate::astro::Quantity), [`Time`](crate::astro::Time),
-    /// [`Table`](crate::astro::Table), or a type of your own), its arrays named by pointer and
-    /// read when asked for; an error when the node's tag is not one `T` reads.
-    ///
-    /// ```
-    /// use asdf::astro::Table;
-    /// let text = "#ASDF 1.0.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-    ///             t: !core/table-1.0.0\n  columns:\n  - !core/column-1.0.0\n    name: x\n\
-    ///             \x20   data: !core/ndarray-1.0.0 {data: [1.0, 2.0], datatype: float64, shape: [2]}\n...\n";
-    /// let f = asdf::AsdfFile::from_bytes(text.as_bytes().to_vec(), &Default::default()).unwrap();
-    /// let t: Table = f.get("/t").unwrap();
-    /// let x = t.column("x").unwrap().values.array_pointer().unwrap();
-    /// assert_eq!(f.array::<f64>(x).unwrap().as_slice().unwrap(), &[1.0, 2.0]);
-    /// ```
-    pub fn get<T: crate::astro::FromTree>(&self, pointer: &str) -> Result<T> {
-        crate::astro::get(self.tree(), pointer)
-    }
-
     /// The value at `pointer` as a [`TaggedType`](crate::TaggedType), with Python asdf's tag
     /// version rules (exact version; another version attempted with a warning).
     pub fn value<T: crate::TaggedType>(&self, pointer: &str) -> Result<T> {
