@@ -7,8 +7,9 @@
 //! tree is dropped outside the timing, as `asdftool` leaves it to the OS at exit. Memory is the
 //! growth of peak resident memory during a first open, as a multiple of the tree's text.
 
-use asdf::yaml::{Engine, Node, ParseOptions, Value};
+use asdf::yaml::{Engine, Node, ParseOptions};
 
+use super::tree::{open_walk_script, walk};
 use super::{arg, Ctx};
 use crate::measure::{best, on_threads, with_peak, BenchError, Result, Row};
 use crate::python::opt;
@@ -22,23 +23,9 @@ asdf.AsdfFile({"catalog": rows}).write_to(p)
 out("written", n)
 "#;
 
-const PY: &str = r#"
-import asdf, yaml
-warm()
-p, n = sys.argv[1], int(sys.argv[2])
-def walk(x):
-    if isinstance(x, dict):
-        return sum(walk(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return sum(walk(v) for v in x)
-    return 1
-def open_walk():
-    with asdf.open(p) as af:
-        assert len(af.tree["catalog"]) == n
-        return walk(af.tree["catalog"])
-t, leaves = best(open_walk)
-out("open_walk", t)
-out("leaves", leaves)
+/// After [`open_walk_script`]: validation, then parsing the tree text alone.
+const PY_VALIDATE_PARSE: &str = r#"
+import yaml
 def validate():
     with asdf.open(p, lazy_tree=False) as af:
         t = time.perf_counter(); af.validate(); return time.perf_counter() - t
@@ -90,15 +77,6 @@ fn write_ours(path: &std::path::Path, n: usize) -> Result<()> {
     asdf::AsdfWriter::new()
         .write_path(path, tree, &Default::default())
         .map_err(BenchError::ours)
-}
-
-/// Leaves under `node` (scalars), the way the Python script counts them.
-fn leaves(node: &Node) -> u64 {
-    match node.value() {
-        Value::Map(m) => m.values().map(leaves).sum(),
-        Value::Seq(s) => s.iter().map(leaves).sum(),
-        _ => 1,
-    }
 }
 
 /// The YAML text of an ASDF file (from `%YAML` to the document end marker).
@@ -191,7 +169,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         let f = asdf::AsdfFile::open(&path).map_err(BenchError::ours)?;
         let n = f
             .pointer("/catalog")
-            .map(leaves)
+            .map(|n| walk(n).0)
             .ok_or_else(|| BenchError::mismatch("catalog", "no /catalog"))?;
         Ok((n, f))
     };
@@ -216,7 +194,8 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     };
     drop(file);
 
-    let py = ctx.py.run(PY, &[arg(&path), n.to_string()])?;
+    let script = open_walk_script("catalog") + PY_VALIDATE_PARSE;
+    let py = ctx.py.run(&script, &[arg(&path), n.to_string()])?;
     if let Some(l) = opt(&py, "leaves")? {
         if l as u64 != count {
             return Err(BenchError::mismatch(
