@@ -39,7 +39,7 @@ use crate::dtype::Primitive;
 use crate::error::{Error, Result};
 use crate::layout::{
     BitMaskedArray, EmptyArray, IndexedArray, IndexedMaskedArray, JaggedArray, Layout, ListIndex,
-    Parameterized, RecordArray, RegularArray, StringArray, UnionArray,
+    Parameterized, RecordArray, RegularArray, StringArray, Table, UnionArray,
 };
 use crate::numpy::{Buffer, NumpyArray};
 
@@ -212,81 +212,13 @@ fn conv(l: &Layout, depth: usize) -> Result<ArrayRef> {
             }
             concat(&parts)
         }
-        Layout::Jagged(j) => {
-            let content = conv(&j.content, d)?;
-            let (offsets, take) = list_offsets(&j.index);
-            let values = match take {
-                Some(t) => gather(&content, &t, None)?,
-                None => content,
-            };
-            let field = Arc::new(Field::new(
-                "item",
-                values.data_type().clone(),
-                nullable(&j.content),
-            ));
-            Ok(Arc::new(
-                LargeListArray::try_new(field, large_offsets(&offsets), values, None)
-                    .map_err(arrow_err)?,
-            ))
-        }
-        Layout::String(s) => {
-            let (offsets, take) = list_offsets(&s.index);
-            let values: Vec<u8> = match take {
-                Some(t) => t.iter().map(|&i| s.content[i as usize]).collect(),
-                None => s.content.clone(),
-            };
-            let offsets = large_offsets(&offsets);
-            Ok(if s.encoding.is_some() {
-                Arc::new(
-                    LargeStringArray::try_new(offsets, values.into(), None).map_err(arrow_err)?,
-                )
-            } else {
-                Arc::new(
-                    LargeBinaryArray::try_new(offsets, values.into(), None).map_err(arrow_err)?,
-                )
-            })
-        }
-        Layout::Table(t) => {
-            let names: Vec<String> = t.fields.iter().map(|(n, _)| n.clone()).collect();
-            let contents: Vec<_> = t.fields.iter().map(|(_, c)| c.clone()).collect();
-            let base = structure(&Some(names), &contents, t.base_len(), d)?;
-            match &t.view {
-                None => Ok(base),
-                Some(_) => {
-                    let index: Vec<i64> = (0..l.len())
-                        .map(|i| t.base_row(i).map_or(-1, |r| r as i64))
-                        .collect();
-                    gather(&base, &index, None)
-                }
-            }
-        }
+        Layout::Jagged(j) => jagged_to_arrow(j, d),
+        Layout::String(s) => strings_to_arrow(s),
+        Layout::Table(t) => table_to_arrow(t, l.len(), d),
         Layout::Record(r) => structure(&r.fields, &r.contents, r.length, d),
-        Layout::Regular(r) => {
-            let values = conv(&r.content, d)?.slice(0, r.length * r.size);
-            let size = i32::try_from(r.size).map_err(|_| unsupported("list size above 2^31"))?;
-            let field = Arc::new(Field::new(
-                "item",
-                values.data_type().clone(),
-                nullable(&r.content),
-            ));
-            Ok(Arc::new(
-                FixedSizeListArray::try_new_with_length(field, size, values, None, r.length)
-                    .map_err(arrow_err)?,
-            ))
-        }
+        Layout::Regular(r) => regular_to_arrow(r, d),
         Layout::Indexed(a) => gather(&conv(&a.content, d)?, &a.index, None),
-        Layout::IndexedMasked(m) => {
-            let valid: Vec<bool> = m.index.iter().map(|&i| i != m.masked_when).collect();
-            let index: Vec<i64> = m
-                .index
-                .iter()
-                .map(|&i| if i == m.masked_when { 0 } else { i })
-                .collect();
-            if m.content.is_empty() {
-                return Ok(Arc::new(NullArray::new(index.len())));
-            }
-            gather(&conv(&m.content, d)?, &index, Some(valid))
-        }
+        Layout::IndexedMasked(m) => indexed_masked_to_arrow(m, d),
         Layout::Masked(m) => {
             let content = conv(&m.content, d)?.slice(0, m.mask.len());
             let valid: BooleanBuffer = m.mask.iter().map(|&b| b != m.masked_when).collect();
@@ -305,6 +237,83 @@ fn conv(l: &Layout, depth: usize) -> Result<ArrayRef> {
             "SparseArray has no Arrow form (materialize it first)",
         )),
     }
+}
+
+/// A `JaggedArray`: a large list array (its content gathered first when the lists are not
+/// contiguous).
+fn jagged_to_arrow(j: &JaggedArray, d: usize) -> Result<ArrayRef> {
+    let content = conv(&j.content, d)?;
+    let (offsets, take) = list_offsets(&j.index);
+    let values = match take {
+        Some(t) => gather(&content, &t, None)?,
+        None => content,
+    };
+    let field = Arc::new(Field::new(
+        "item",
+        values.data_type().clone(),
+        nullable(&j.content),
+    ));
+    Ok(Arc::new(
+        LargeListArray::try_new(field, large_offsets(&offsets), values, None).map_err(arrow_err)?,
+    ))
+}
+
+/// A `StringArray`: large UTF-8 strings, or large binary without an encoding.
+fn strings_to_arrow(s: &StringArray) -> Result<ArrayRef> {
+    let (offsets, take) = list_offsets(&s.index);
+    let values: Vec<u8> = match take {
+        Some(t) => t.iter().map(|&i| s.content[i as usize]).collect(),
+        None => s.content.clone(),
+    };
+    let offsets = large_offsets(&offsets);
+    Ok(if s.encoding.is_some() {
+        Arc::new(LargeStringArray::try_new(offsets, values.into(), None).map_err(arrow_err)?)
+    } else {
+        Arc::new(LargeBinaryArray::try_new(offsets, values.into(), None).map_err(arrow_err)?)
+    })
+}
+
+/// A `Table` of `len` rows: a struct array of its columns, its row view applied.
+fn table_to_arrow(t: &Table, len: usize, d: usize) -> Result<ArrayRef> {
+    let names: Vec<String> = t.fields.iter().map(|(n, _)| n.clone()).collect();
+    let contents: Vec<_> = t.fields.iter().map(|(_, c)| c.clone()).collect();
+    let base = structure(&Some(names), &contents, t.base_len(), d)?;
+    if t.view.is_none() {
+        return Ok(base);
+    }
+    let index: Vec<i64> = (0..len)
+        .map(|i| t.base_row(i).map_or(-1, |r| r as i64))
+        .collect();
+    gather(&base, &index, None)
+}
+
+/// A `RegularArray`: a fixed-size list array.
+fn regular_to_arrow(r: &RegularArray, d: usize) -> Result<ArrayRef> {
+    let values = conv(&r.content, d)?.slice(0, r.length * r.size);
+    let size = i32::try_from(r.size).map_err(|_| unsupported("list size above 2^31"))?;
+    let field = Arc::new(Field::new(
+        "item",
+        values.data_type().clone(),
+        nullable(&r.content),
+    ));
+    Ok(Arc::new(
+        FixedSizeListArray::try_new_with_length(field, size, values, None, r.length)
+            .map_err(arrow_err)?,
+    ))
+}
+
+/// An `IndexedMaskedArray`: its content gathered, masked entries null.
+fn indexed_masked_to_arrow(m: &IndexedMaskedArray, d: usize) -> Result<ArrayRef> {
+    let valid: Vec<bool> = m.index.iter().map(|&i| i != m.masked_when).collect();
+    let index: Vec<i64> = m
+        .index
+        .iter()
+        .map(|&i| if i == m.masked_when { 0 } else { i })
+        .collect();
+    if m.content.is_empty() {
+        return Ok(Arc::new(NullArray::new(index.len())));
+    }
+    gather(&conv(&m.content, d)?, &index, Some(valid))
 }
 
 fn concat(parts: &[ArrayRef]) -> Result<ArrayRef> {
@@ -520,21 +529,11 @@ fn back(a: &dyn Array, depth: usize) -> Result<Layout> {
     }
 }
 
-/// The values of `a` (validity aside): one arm per Arrow type, a table kept whole on purpose.
+/// The values of `a` (validity aside): one arm per Arrow type.
 fn values_of(a: &dyn Array, d: usize) -> Result<Layout> {
     use arrow_array::cast::AsArray;
     Ok(match a.data_type() {
-        DataType::Null => {
-            if a.is_empty() {
-                Layout::Empty(EmptyArray)
-            } else {
-                Layout::IndexedMasked(IndexedMaskedArray {
-                    index: vec![-1; a.len()],
-                    content: Arc::new(Layout::Empty(EmptyArray)),
-                    masked_when: -1,
-                })
-            }
-        }
+        DataType::Null => nulls_from_arrow(a.len()),
         DataType::Boolean => leaf(Buffer::Bool(a.as_boolean().values().iter().collect())),
         DataType::Int8 => leaf(Buffer::I8(values::<Int8Type>(a)?)),
         DataType::UInt8 => leaf(Buffer::U8(values::<UInt8Type>(a)?)),
@@ -581,63 +580,82 @@ fn values_of(a: &dyn Array, d: usize) -> Result<Layout> {
             let s = a.as_binary::<i32>();
             string(offsets_i64(s.offsets()), s.values().to_vec(), false)
         }
-        DataType::Struct(fields) => {
-            let s = a.as_struct();
-            let mut contents = Vec::with_capacity(fields.len());
-            for c in s.columns() {
-                contents.push(Arc::new(back(c.as_ref(), d)?));
-            }
-            Layout::Record(RecordArray {
-                fields: Some(fields.iter().map(|f| f.name().clone()).collect()),
-                contents,
-                length: s.len(),
-            })
-        }
-        DataType::Union(fields, _) => {
-            let u = a
-                .as_any()
-                .downcast_ref::<ArrowUnion>()
-                .ok_or_else(|| unsupported("union"))?;
-            let ids: Vec<i8> = fields.iter().map(|(id, _)| id).collect();
-            let mut contents = Vec::with_capacity(ids.len());
-            for &id in &ids {
-                contents.push(Arc::new(back(u.child(id).as_ref(), d)?));
-            }
-            let mut tags = Vec::with_capacity(u.len());
-            for &t in u.type_ids().iter() {
-                let k = ids
-                    .iter()
-                    .position(|&x| x == t)
-                    .ok_or_else(|| unsupported("union type id"))?;
-                tags.push(k as u8);
-            }
-            let index: Vec<i64> = match u.offsets() {
-                Some(o) => o.iter().map(|&x| x as i64).collect(),
-                None => (0..u.len() as i64).collect(),
-            };
-            Layout::Union(UnionArray {
-                tags,
-                index,
-                contents,
-            })
-        }
-        DataType::Dictionary(_, _) => {
-            let dict = a.as_any_dictionary();
-            let keys = arrow_cast_keys(dict.keys())?;
-            let values = Arc::new(back(dict.values().as_ref(), d)?);
-            let index = Layout::Indexed(IndexedArray {
-                index: keys,
-                content: values,
-            });
-            let mut parameters = Map::new();
-            parameters.insert("__array__".into(), json!("categorical"));
-            Layout::Parameters(Parameterized {
-                parameters,
-                content: Arc::new(index),
-            })
-        }
+        DataType::Struct(fields) => struct_from_arrow(a.as_struct(), fields, d)?,
+        DataType::Union(fields, _) => union_from_arrow(a, fields, d)?,
+        DataType::Dictionary(_, _) => dictionary_from_arrow(a.as_any_dictionary(), d)?,
         other => return Err(unsupported(format!("Arrow type {other}"))),
     })
+}
+
+/// An Arrow null array of `len` entries: an empty layout, or all entries missing.
+fn nulls_from_arrow(len: usize) -> Layout {
+    if len == 0 {
+        return Layout::Empty(EmptyArray);
+    }
+    Layout::IndexedMasked(IndexedMaskedArray {
+        index: vec![-1; len],
+        content: Arc::new(Layout::Empty(EmptyArray)),
+        masked_when: -1,
+    })
+}
+
+/// An Arrow struct array: a record of its columns.
+fn struct_from_arrow(s: &StructArray, fields: &Fields, d: usize) -> Result<Layout> {
+    let mut contents = Vec::with_capacity(fields.len());
+    for c in s.columns() {
+        contents.push(Arc::new(back(c.as_ref(), d)?));
+    }
+    Ok(Layout::Record(RecordArray {
+        fields: Some(fields.iter().map(|f| f.name().clone()).collect()),
+        contents,
+        length: s.len(),
+    }))
+}
+
+/// An Arrow union (dense or sparse): a union of its children, tags renumbered in field order.
+fn union_from_arrow(a: &dyn Array, fields: &UnionFields, d: usize) -> Result<Layout> {
+    let u = a
+        .as_any()
+        .downcast_ref::<ArrowUnion>()
+        .ok_or_else(|| unsupported("union"))?;
+    let ids: Vec<i8> = fields.iter().map(|(id, _)| id).collect();
+    let mut contents = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        contents.push(Arc::new(back(u.child(id).as_ref(), d)?));
+    }
+    let mut tags = Vec::with_capacity(u.len());
+    for &t in u.type_ids().iter() {
+        let k = ids
+            .iter()
+            .position(|&x| x == t)
+            .ok_or_else(|| unsupported("union type id"))?;
+        tags.push(k as u8);
+    }
+    let index: Vec<i64> = match u.offsets() {
+        Some(o) => o.iter().map(|&x| x as i64).collect(),
+        None => (0..u.len() as i64).collect(),
+    };
+    Ok(Layout::Union(UnionArray {
+        tags,
+        index,
+        contents,
+    }))
+}
+
+/// An Arrow dictionary: a categorical (`__array__: categorical`) indexed array over its values.
+fn dictionary_from_arrow(dict: &dyn arrow_array::AnyDictionaryArray, d: usize) -> Result<Layout> {
+    let keys = arrow_cast_keys(dict.keys())?;
+    let values = Arc::new(back(dict.values().as_ref(), d)?);
+    let index = Layout::Indexed(IndexedArray {
+        index: keys,
+        content: values,
+    });
+    let mut parameters = Map::new();
+    parameters.insert("__array__".into(), json!("categorical"));
+    Ok(Layout::Parameters(Parameterized {
+        parameters,
+        content: Arc::new(index),
+    }))
 }
 
 /// Dictionary keys as `i64` (missing keys point at 0; the validity marks them).

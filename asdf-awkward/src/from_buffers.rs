@@ -449,8 +449,7 @@ impl<'a> Importer<'a> {
         Ok(ty.decode(&bytes))
     }
 
-    /// One form node: checks, then dispatch to the class (one arm per class keeps the whole
-    /// table in view, hence the length).
+    /// One form node: checks, then dispatch to the class.
     fn node(&mut self, form: &Json, loc: &str, length: usize, depth: usize) -> Result<Layout> {
         if depth > self.opts.limits.max_depth {
             return Err(Error::Limit {
@@ -460,29 +459,7 @@ impl<'a> Importer<'a> {
                 limit: self.opts.limits.max_depth as u64,
             });
         }
-        let obj = match form {
-            // `from_dict` reads a bare primitive name as a NumpyArray without buffers' key: it
-            // cannot be found in a container, so only the empty case is meaningful.
-            Json::String(s) => {
-                return Err(form_err(
-                    loc,
-                    format!("a bare {s:?} form has no form_key to find its buffer by"),
-                ))
-            }
-            Json::Object(m) => m,
-            other => {
-                return Err(form_err(
-                    loc,
-                    format!("a form node must be an object, found {other}"),
-                ))
-            }
-        };
-        let class_name = obj
-            .get("class")
-            .and_then(Json::as_str)
-            .ok_or_else(|| form_err(loc, "a form node needs a string \"class\""))?;
-        let class = canonical_class(class_name)
-            .ok_or_else(|| form_err(loc, format!("unknown form class {class_name:?}")))?;
+        let (obj, class) = form_class(form, loc)?;
         let n = FormNode {
             obj,
             loc: loc.to_string(),
@@ -492,31 +469,16 @@ impl<'a> Importer<'a> {
         let parameters = n.parameters()?;
         let layout = match class {
             "NumpyArray" => self.numpy(&n, length)?,
-            "EmptyArray" => {
-                if length != 0 {
-                    return Err(Error::invalid(
-                        "EmptyArray",
-                        loc,
-                        format!("an EmptyArray must have length 0, the form says {length}"),
-                    ));
-                }
-                Layout::Empty(EmptyArray)
+            "EmptyArray" if length != 0 => {
+                return Err(Error::invalid(
+                    "EmptyArray",
+                    loc,
+                    format!("an EmptyArray must have length 0, the form says {length}"),
+                ))
             }
-            "ListOffsetArray" => {
-                let ty = n.index_type("offsets", &["i32", "u32", "i64"])?;
-                let count = length
-                    .checked_add(1)
-                    .ok_or_else(|| form_err(loc, "length overflows"))?;
-                let offsets = self.index(&n, "offsets", ty, count)?;
-                let index = ListIndex::Offsets(offsets);
-                return self.list(&n, index, parameters, d);
-            }
-            "ListArray" => {
-                let ty = n.index_type("starts", &["i32", "u32", "i64"])?;
-                let ty2 = n.index_type("stops", &["i32", "u32", "i64"])?;
-                let starts = self.index(&n, "starts", ty, length)?;
-                let stops = self.index(&n, "stops", ty2, length)?;
-                let index = ListIndex::StartsStops { starts, stops };
+            "EmptyArray" => Layout::Empty(EmptyArray),
+            "ListOffsetArray" | "ListArray" => {
+                let index = self.list_index(&n, length)?;
                 return self.list(&n, index, parameters, d);
             }
             "RegularArray" => self.regular(&n, length, d)?,
@@ -531,6 +493,22 @@ impl<'a> Importer<'a> {
         };
         layout.validate_node(loc)?;
         Ok(with_parameters(layout, parameters))
+    }
+
+    /// The offsets (`ListOffsetArray`) or starts and stops (`ListArray`) of `length` lists.
+    fn list_index(&mut self, n: &FormNode<'_>, length: usize) -> Result<ListIndex> {
+        if n.class == "ListOffsetArray" {
+            let ty = n.index_type("offsets", &["i32", "u32", "i64"])?;
+            let count = length
+                .checked_add(1)
+                .ok_or_else(|| form_err(&n.loc, "length overflows"))?;
+            return Ok(ListIndex::Offsets(self.index(n, "offsets", ty, count)?));
+        }
+        let ty = n.index_type("starts", &["i32", "u32", "i64"])?;
+        let ty2 = n.index_type("stops", &["i32", "u32", "i64"])?;
+        let starts = self.index(n, "starts", ty, length)?;
+        let stops = self.index(n, "stops", ty2, length)?;
+        Ok(ListIndex::StartsStops { starts, stops })
     }
 
     fn masked(&mut self, n: &FormNode<'_>, length: usize, d: usize) -> Result<Layout> {
@@ -884,4 +862,32 @@ fn with_parameters(layout: Layout, parameters: Map<String, Json>) -> Layout {
             content: Arc::new(layout),
         })
     }
+}
+
+/// A form node's object and its class under its canonical name.
+fn form_class<'f>(form: &'f Json, loc: &str) -> Result<(&'f Map<String, Json>, &'static str)> {
+    let obj = match form {
+        // `from_dict` reads a bare primitive name as a NumpyArray without buffers' key: it
+        // cannot be found in a container, so only the empty case is meaningful.
+        Json::String(s) => {
+            return Err(form_err(
+                loc,
+                format!("a bare {s:?} form has no form_key to find its buffer by"),
+            ))
+        }
+        Json::Object(m) => m,
+        other => {
+            return Err(form_err(
+                loc,
+                format!("a form node must be an object, found {other}"),
+            ))
+        }
+    };
+    let class_name = obj
+        .get("class")
+        .and_then(Json::as_str)
+        .ok_or_else(|| form_err(loc, "a form node needs a string \"class\""))?;
+    let class = canonical_class(class_name)
+        .ok_or_else(|| form_err(loc, format!("unknown form class {class_name:?}")))?;
+    Ok((obj, class))
 }

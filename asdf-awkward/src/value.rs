@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use crate::classes::{RecordArray, RegularArray};
 use crate::dtype::Primitive;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BitMaskedArray, JaggedArray, Layout, ListIndex, Node, SparseDefault, StringArray, Table,
-    UnionArray,
+    AppendableArray, BitMaskedArray, ChunkedArray, IndexedMaskedArray, JaggedArray, Layout,
+    ListIndex, Node, SparseArray, SparseDefault, StringArray, Table, UnionArray,
 };
 use crate::limits::Limits;
 use crate::numpy::{Buffer, NumpyArray};
@@ -49,7 +50,7 @@ impl Value {
             Value::UInt(u) => Json::from(*u),
             Value::Float(f) => float_json(*f),
             Value::Complex(r, i) => Json::Array(vec![float_json(*r), float_json(*i)]),
-            Value::Str(s) => Json::String(s.to_string()),
+            Value::Str(s) => Json::String(s.clone()),
             Value::Bytes(b) => Json::Array(b.iter().map(|&x| Json::from(x)).collect()),
             Value::List(v) => Json::Array(v.iter().map(Value::to_json).collect()),
             Value::Record(f) => {
@@ -272,6 +273,8 @@ impl Layout {
         self.get_depth(i, 0, &mut b)
     }
 
+    /// Element `i` at nesting `depth`: the checks every class shares, then the class's own
+    /// access (one function per class below).
     fn get_depth(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
         if depth > crate::layout::MAX_NESTING {
             return Err(Error::invalid(
@@ -290,141 +293,28 @@ impl Layout {
                 b.take(numpy_values(a) - 1, 0)?;
                 numpy_element(a, i).ok_or_else(|| oob("numpy.ndarray", i, len))
             }
-            Layout::Jagged(JaggedArray { index, content }) => {
-                let (start, stop) = list_range(index, "JaggedArray", i, content.len())?;
-                b.take((stop - start) as u64, 0)?;
-                (start..stop)
-                    .map(|k| content.get_depth(k, d, b))
-                    .collect::<Result<_>>()
-                    .map(Value::List)
-            }
-            Layout::String(s) => {
-                let (start, stop) = list_range(&s.index, "StringArray", i, s.content.len())?;
-                b.take(0, (stop - start) as u64)?;
-                decode_string(s, &s.content[start..stop])
-            }
+            Layout::Jagged(a) => jagged_element(a, i, d, b),
+            Layout::String(s) => string_element(s, i, b),
             Layout::Table(t) => table_row(t, i, d, b),
-            Layout::Chunked(c) => {
-                let mut k = i;
-                for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
-                    if k < n {
-                        return ch.get_depth(k, d, b);
-                    }
-                    k -= n;
-                }
-                Err(oob("ChunkedArray", i, len))
-            }
-            Layout::Appendable(a) => {
-                let mut k = i;
-                for ch in &a.chunks {
-                    if k < ch.len() {
-                        b.take(numpy_values(ch) - 1, 0)?;
-                        return numpy_element(ch, k).ok_or_else(|| oob("AppendableArray", i, len));
-                    }
-                    k -= ch.len();
-                }
-                Err(oob("AppendableArray", i, len))
-            }
+            Layout::Chunked(c) => chunked_element(c, i, len, d, b),
+            Layout::Appendable(a) => appendable_element(a, i, len, b),
             Layout::Indexed(a) => {
                 let ix = usize::try_from(a.index[i]).map_err(|_| {
                     Error::invalid("IndexedArray", "array", format!("negative index[{i}]"))
                 })?;
                 a.content.get_depth(ix, d, b)
             }
-            Layout::Sparse(s) => match s.index.binary_search(&(i as i64)) {
-                Ok(j) => s.content.get_depth(j, d, b),
-                Err(_) => {
-                    if let SparseDefault::Zero = s.default {
-                        b.take(sparse_zero_values(&s.content) - 1, 0)?;
-                    }
-                    Ok(match s.default {
-                        SparseDefault::Zero => sparse_zero(&s.content),
-                        SparseDefault::Bool(v) => Value::Bool(v),
-                        SparseDefault::Int(v) => Value::Int(v),
-                        SparseDefault::Float(v) => Value::Float(v),
-                    })
-                }
-            },
-            Layout::Union(UnionArray {
-                tags,
-                index,
-                contents,
-            }) => {
-                let t = tags[i] as usize;
-                let c = contents.get(t).ok_or_else(|| {
-                    Error::invalid(
-                        "UnionArray",
-                        "array",
-                        format!("tags[{i}] = {t} has no content"),
-                    )
-                })?;
-                let ix = index
-                    .get(i)
-                    .and_then(|&x| usize::try_from(x).ok())
-                    .ok_or_else(|| {
-                        Error::invalid("UnionArray", "array", format!("bad index[{i}]"))
-                    })?;
-                c.get_depth(ix, d, b)
-            }
-            Layout::Masked(m) => {
-                if m.mask[i] == m.masked_when {
-                    Ok(Value::Null)
-                } else {
-                    m.content.get_depth(i, d, b)
-                }
-            }
-            Layout::BitMasked(m @ BitMaskedArray { .. }) => {
-                let bit = m.bit(i).ok_or_else(|| {
-                    Error::invalid(
-                        "BitMaskedArray",
-                        "array",
-                        format!("no mask bit for element {i}"),
-                    )
-                })?;
-                if bit == m.masked_when {
-                    Ok(Value::Null)
-                } else {
-                    m.content.get_depth(i, d, b)
-                }
-            }
-            Layout::Regular(r) => {
-                let (start, stop) = r
-                    .range(i)
-                    .filter(|&(_, stop)| stop <= r.content.len())
-                    .ok_or_else(|| oob("RegularArray", i, len))?;
-                b.take(r.size as u64, 0)?;
-                (start..stop)
-                    .map(|k| r.content.get_depth(k, d, b))
-                    .collect::<Result<_>>()
-                    .map(Value::List)
-            }
-            Layout::Record(r) => {
-                let names: usize = r.fields.iter().flatten().map(String::len).sum();
-                b.take(r.contents.len() as u64, names as u64)?;
-                let mut out = Vec::with_capacity(r.contents.len());
-                for (k, c) in r.contents.iter().enumerate() {
-                    out.push((r.field_name(k), c.get_depth(i, d, b)?));
-                }
-                Ok(Value::Record(out))
-            }
+            Layout::Sparse(s) => sparse_element(s, i, d, b),
+            Layout::Union(u) => union_element(u, i, d, b),
+            Layout::Masked(m) if m.mask[i] == m.masked_when => Ok(Value::Null),
+            Layout::Masked(m) => m.content.get_depth(i, d, b),
+            Layout::BitMasked(m) => bit_masked_element(m, i, d, b),
+            Layout::Regular(r) => regular_element(r, i, len, d, b),
+            Layout::Record(r) => record_element(r, i, d, b),
             Layout::Unmasked(u) => u.content.get_depth(i, d, b),
             Layout::Empty(_) => Err(oob("EmptyArray", i, 0)),
             Layout::Parameters(p) => Ok(p.present(p.content.get_depth(i, d, b)?)),
-            Layout::IndexedMasked(m) => {
-                let ix = m.index[i];
-                if ix == m.masked_when {
-                    Ok(Value::Null)
-                } else {
-                    let ix = usize::try_from(ix).map_err(|_| {
-                        Error::invalid(
-                            "IndexedMaskedArray",
-                            "array",
-                            format!("negative index[{i}] = {ix}"),
-                        )
-                    })?;
-                    m.content.get_depth(ix, d, b)
-                }
-            }
+            Layout::IndexedMasked(m) => indexed_masked_element(m, i, d, b),
         }
     }
 
@@ -513,6 +403,155 @@ impl Layout {
     }
 }
 
+/// List `i` of a `JaggedArray`.
+fn jagged_element(a: &JaggedArray, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
+    let (start, stop) = list_range(&a.index, "JaggedArray", i, a.content.len())?;
+    b.take((stop - start) as u64, 0)?;
+    (start..stop)
+        .map(|k| a.content.get_depth(k, d, b))
+        .collect::<Result<_>>()
+        .map(Value::List)
+}
+
+/// String `i` of a `StringArray`.
+fn string_element(s: &StringArray, i: usize, b: &mut Budget) -> Result<Value> {
+    let (start, stop) = list_range(&s.index, "StringArray", i, s.content.len())?;
+    b.take(0, (stop - start) as u64)?;
+    decode_string(s, &s.content[start..stop])
+}
+
+/// Element `i` of a `ChunkedArray`: found in the chunk that holds it.
+fn chunked_element(
+    c: &ChunkedArray,
+    i: usize,
+    len: usize,
+    d: usize,
+    b: &mut Budget,
+) -> Result<Value> {
+    let mut k = i;
+    for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
+        if k < n {
+            return ch.get_depth(k, d, b);
+        }
+        k -= n;
+    }
+    Err(oob("ChunkedArray", i, len))
+}
+
+/// Element `i` of an `AppendableArray`: found in the chunk that holds it.
+fn appendable_element(a: &AppendableArray, i: usize, len: usize, b: &mut Budget) -> Result<Value> {
+    let mut k = i;
+    for ch in &a.chunks {
+        if k < ch.len() {
+            b.take(numpy_values(ch) - 1, 0)?;
+            return numpy_element(ch, k).ok_or_else(|| oob("AppendableArray", i, len));
+        }
+        k -= ch.len();
+    }
+    Err(oob("AppendableArray", i, len))
+}
+
+/// Element `i` of a `SparseArray`: the stored value, or the default.
+fn sparse_element(s: &SparseArray, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
+    if let Ok(j) = s.index.binary_search(&(i as i64)) {
+        return s.content.get_depth(j, d, b);
+    }
+    Ok(match s.default {
+        SparseDefault::Zero => {
+            b.take(sparse_zero_values(&s.content) - 1, 0)?;
+            sparse_zero(&s.content)
+        }
+        SparseDefault::Bool(v) => Value::Bool(v),
+        SparseDefault::Int(v) => Value::Int(v),
+        SparseDefault::Float(v) => Value::Float(v),
+    })
+}
+
+/// Element `i` of a `UnionArray`: from the content its tag names, at its index.
+fn union_element(u: &UnionArray, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
+    let t = u.tags[i] as usize;
+    let c = u.contents.get(t).ok_or_else(|| {
+        Error::invalid(
+            "UnionArray",
+            "array",
+            format!("tags[{i}] = {t} has no content"),
+        )
+    })?;
+    let ix = u
+        .index
+        .get(i)
+        .and_then(|&x| usize::try_from(x).ok())
+        .ok_or_else(|| Error::invalid("UnionArray", "array", format!("bad index[{i}]")))?;
+    c.get_depth(ix, d, b)
+}
+
+/// Element `i` of a `BitMaskedArray`: null where its bit says masked.
+fn bit_masked_element(m: &BitMaskedArray, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
+    let bit = m.bit(i).ok_or_else(|| {
+        Error::invalid(
+            "BitMaskedArray",
+            "array",
+            format!("no mask bit for element {i}"),
+        )
+    })?;
+    if bit == m.masked_when {
+        Ok(Value::Null)
+    } else {
+        m.content.get_depth(i, d, b)
+    }
+}
+
+/// List `i` of a `RegularArray`.
+fn regular_element(
+    r: &RegularArray,
+    i: usize,
+    len: usize,
+    d: usize,
+    b: &mut Budget,
+) -> Result<Value> {
+    let (start, stop) = r
+        .range(i)
+        .filter(|&(_, stop)| stop <= r.content.len())
+        .ok_or_else(|| oob("RegularArray", i, len))?;
+    b.take(r.size as u64, 0)?;
+    (start..stop)
+        .map(|k| r.content.get_depth(k, d, b))
+        .collect::<Result<_>>()
+        .map(Value::List)
+}
+
+/// Record `i` of a `RecordArray`, fields in order.
+fn record_element(r: &RecordArray, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
+    let names: usize = r.fields.iter().flatten().map(String::len).sum();
+    b.take(r.contents.len() as u64, names as u64)?;
+    let mut out = Vec::with_capacity(r.contents.len());
+    for (k, c) in r.contents.iter().enumerate() {
+        out.push((r.field_name(k), c.get_depth(i, d, b)?));
+    }
+    Ok(Value::Record(out))
+}
+
+/// Element `i` of an `IndexedMaskedArray`: null where its index says masked.
+fn indexed_masked_element(
+    m: &IndexedMaskedArray,
+    i: usize,
+    d: usize,
+    b: &mut Budget,
+) -> Result<Value> {
+    let ix = m.index[i];
+    if ix == m.masked_when {
+        return Ok(Value::Null);
+    }
+    let ix = usize::try_from(ix).map_err(|_| {
+        Error::invalid(
+            "IndexedMaskedArray",
+            "array",
+            format!("negative index[{i}] = {ix}"),
+        )
+    })?;
+    m.content.get_depth(ix, d, b)
+}
+
 fn table_row(t: &Table, i: usize, d: usize, b: &mut Budget) -> Result<Value> {
     let row = t.base_row(i).ok_or_else(|| {
         Error::invalid(
@@ -554,6 +593,8 @@ fn kind_of(v: &Json) -> Option<JKind> {
     }
 }
 
+/// The layout awkward0's `fromiter` would build for `items`: option type around any nulls, a
+/// union of several kinds, else one layout of the one kind.
 fn from_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
     if depth > 200 {
         return Err(Error::Convert {
@@ -561,28 +602,53 @@ fn from_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
             message: "JSON nested more than 200 levels".into(),
         });
     }
-    let has_null = items.iter().any(|v| v.is_null());
-    if has_null {
-        let present: Vec<&Json> = items.iter().copied().filter(|v| !v.is_null()).collect();
-        let mut next = 0i64;
-        let index = items
-            .iter()
-            .map(|v| {
-                if v.is_null() {
-                    -1
-                } else {
-                    next += 1;
-                    next - 1
-                }
-            })
-            .collect();
-        let content = from_items(&present, loc, depth + 1)?;
-        return Ok(Layout::IndexedMasked(crate::layout::IndexedMaskedArray {
-            index,
-            content: Arc::new(content),
-            masked_when: -1,
-        }));
+    if items.iter().any(|v| v.is_null()) {
+        return masked_items(items, loc, depth);
     }
+    let (kinds, tags) = kinds_and_tags(items);
+    if kinds.len() > 1 {
+        return union_items(items, kinds.len(), &tags, loc, depth);
+    }
+    match kinds.first() {
+        None => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(vec![])))),
+        Some(JKind::Bool) => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::Bool(
+            items.iter().map(|v| v.as_bool().unwrap_or(false)).collect(),
+        )))),
+        Some(JKind::Number) => Ok(Layout::Numpy(NumpyArray::from_vec(number_items(items)))),
+        Some(JKind::Str) => {
+            let strs: Vec<&str> = items.iter().map(|v| v.as_str().unwrap_or("")).collect();
+            Ok(Layout::String(StringArray::from_strs(&strs)))
+        }
+        Some(JKind::List) => list_items(items, loc, depth),
+        Some(JKind::Record(sorted)) => record_items(items, sorted, loc, depth),
+    }
+}
+
+/// Items with nulls: an `IndexedMaskedArray` over the present ones.
+fn masked_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
+    let present: Vec<&Json> = items.iter().copied().filter(|v| !v.is_null()).collect();
+    let mut next = 0i64;
+    let index = items
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                -1
+            } else {
+                next += 1;
+                next - 1
+            }
+        })
+        .collect();
+    let content = from_items(&present, loc, depth + 1)?;
+    Ok(Layout::IndexedMasked(crate::layout::IndexedMaskedArray {
+        index,
+        content: Arc::new(content),
+        masked_when: -1,
+    }))
+}
+
+/// The distinct kinds of `items` in order of first appearance, and each item's kind number.
+fn kinds_and_tags(items: &[&Json]) -> (Vec<JKind>, Vec<usize>) {
     let mut kinds: Vec<JKind> = Vec::new();
     let mut tags = Vec::with_capacity(items.len());
     for v in items {
@@ -596,91 +662,92 @@ fn from_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
         };
         tags.push(t);
     }
-    if kinds.len() > 1 {
-        if kinds.len() > 256 {
-            return Err(Error::Convert {
-                location: loc.into(),
-                message: "more than 256 kinds of value in one array".into(),
-            });
-        }
-        let mut contents = Vec::with_capacity(kinds.len());
-        for t in 0..kinds.len() {
-            let sub: Vec<&Json> = items
+    (kinds, tags)
+}
+
+/// Items of `kinds` kinds (at most 256): a `UnionArray` with one content per kind.
+fn union_items(
+    items: &[&Json],
+    kinds: usize,
+    tags: &[usize],
+    loc: &str,
+    depth: usize,
+) -> Result<Layout> {
+    if kinds > 256 {
+        return Err(Error::Convert {
+            location: loc.into(),
+            message: "more than 256 kinds of value in one array".into(),
+        });
+    }
+    let mut contents = Vec::with_capacity(kinds);
+    for t in 0..kinds {
+        let sub: Vec<&Json> = items
+            .iter()
+            .zip(tags)
+            .filter(|(_, &tt)| tt == t)
+            .map(|(v, _)| *v)
+            .collect();
+        contents.push(Arc::new(from_items(&sub, loc, depth + 1)?));
+    }
+    Ok(Layout::Union(UnionArray::from_tags(
+        tags.iter().map(|&t| t as u8).collect(),
+        contents,
+    )))
+}
+
+/// Numbers: `int64` if all fit, else `uint64` if all are non-negative integers, else `float64`.
+fn number_items(items: &[&Json]) -> Buffer {
+    if items.iter().all(|v| v.is_i64()) {
+        Buffer::I64(items.iter().map(|v| v.as_i64().unwrap_or(0)).collect())
+    } else if items.iter().all(|v| v.is_u64() || v.is_i64()) {
+        Buffer::U64(items.iter().map(|v| v.as_u64().unwrap_or(0)).collect())
+    } else {
+        Buffer::F64(
+            items
                 .iter()
-                .zip(&tags)
-                .filter(|(_, &tt)| tt == t)
-                .map(|(v, _)| *v)
-                .collect();
-            contents.push(Arc::new(from_items(&sub, loc, depth + 1)?));
-        }
-        return Ok(Layout::Union(UnionArray::from_tags(
-            tags.iter().map(|&t| t as u8).collect(),
-            contents,
-        )));
+                .map(|v| v.as_f64().unwrap_or(f64::NAN))
+                .collect(),
+        )
     }
-    match kinds.first() {
-        None => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(vec![])))),
-        Some(JKind::Bool) => Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::Bool(
-            items.iter().map(|v| v.as_bool().unwrap_or(false)).collect(),
-        )))),
-        Some(JKind::Number) => {
-            if items.iter().all(|v| v.is_i64()) {
-                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::I64(
-                    items.iter().map(|v| v.as_i64().unwrap_or(0)).collect(),
-                ))))
-            } else if items.iter().all(|v| v.is_u64() || v.is_i64()) {
-                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::U64(
-                    items.iter().map(|v| v.as_u64().unwrap_or(0)).collect(),
-                ))))
-            } else {
-                Ok(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(
-                    items
-                        .iter()
-                        .map(|v| v.as_f64().unwrap_or(f64::NAN))
-                        .collect(),
-                ))))
-            }
+}
+
+/// Lists: a `JaggedArray` over their items, flattened.
+fn list_items(items: &[&Json], loc: &str, depth: usize) -> Result<Layout> {
+    let mut offsets = Vec::with_capacity(items.len() + 1);
+    offsets.push(0i64);
+    let mut flat: Vec<&Json> = Vec::new();
+    for v in items {
+        if let Some(a) = v.as_array() {
+            flat.extend(a.iter());
         }
-        Some(JKind::Str) => {
-            let strs: Vec<&str> = items.iter().map(|v| v.as_str().unwrap_or("")).collect();
-            Ok(Layout::String(StringArray::from_strs(&strs)))
-        }
-        Some(JKind::List) => {
-            let mut offsets = Vec::with_capacity(items.len() + 1);
-            offsets.push(0i64);
-            let mut flat: Vec<&Json> = Vec::new();
-            for v in items {
-                if let Some(a) = v.as_array() {
-                    flat.extend(a.iter());
-                }
-                offsets.push(flat.len() as i64);
-            }
-            let content = from_items(&flat, &format!("{loc}[*]"), depth + 1)?;
-            Ok(Layout::Jagged(JaggedArray {
-                index: ListIndex::Offsets(offsets),
-                content: Arc::new(content),
-            }))
-        }
-        Some(JKind::Record(sorted)) => {
-            // Column order: the first record's key order.
-            let keys: Vec<String> = match items.first().and_then(|v| v.as_object()) {
-                Some(m) => m.keys().cloned().collect(),
-                None => sorted.clone(),
-            };
-            let mut fields: Vec<(String, Node)> = Vec::with_capacity(keys.len());
-            for k in &keys {
-                let col: Vec<&Json> = items
-                    .iter()
-                    .map(|v| v.get(k).unwrap_or(&Json::Null))
-                    .collect();
-                let sub = from_items(&col, &format!("{loc}.{k}"), depth + 1)?;
-                fields.push((k.clone(), Arc::new(sub)));
-            }
-            Ok(Layout::Table(Table {
-                fields,
-                rowstart: 0,
-                view: None,
-            }))
-        }
+        offsets.push(flat.len() as i64);
     }
+    let content = from_items(&flat, &format!("{loc}[*]"), depth + 1)?;
+    Ok(Layout::Jagged(JaggedArray {
+        index: ListIndex::Offsets(offsets),
+        content: Arc::new(content),
+    }))
+}
+
+/// Records with the same keys (`sorted`): a `Table` with one column per key, in the first
+/// record's key order.
+fn record_items(items: &[&Json], sorted: &[String], loc: &str, depth: usize) -> Result<Layout> {
+    let keys: Vec<String> = match items.first().and_then(|v| v.as_object()) {
+        Some(m) => m.keys().cloned().collect(),
+        None => sorted.to_vec(),
+    };
+    let mut fields: Vec<(String, Node)> = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let col: Vec<&Json> = items
+            .iter()
+            .map(|v| v.get(k).unwrap_or(&Json::Null))
+            .collect();
+        let sub = from_items(&col, &format!("{loc}.{k}"), depth + 1)?;
+        fields.push((k.clone(), Arc::new(sub)));
+    }
+    Ok(Layout::Table(Table {
+        fields,
+        rowstart: 0,
+        view: None,
+    }))
 }

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
+use crate::codec::Codec;
 use crate::error::{BlockError, Result};
 use crate::layout::{scan_blocks, BlockInfo, BlockLayout};
 use crate::options::{ChecksumPolicy, ReadOptions};
@@ -87,6 +88,34 @@ fn check_sizes(info: &BlockInfo) -> Result<()> {
     Ok(())
 }
 
+/// The codec of a compressed block and the size it decodes to, which must be within
+/// `options.limits.max_decoded_block_size`.
+fn block_codec<'o>(info: &BlockInfo, options: &'o ReadOptions) -> Result<(&'o dyn Codec, usize)> {
+    let h = &info.header;
+    let (block, offset) = (info.index, info.offset);
+    let limit = options.limits.max_decoded_block_size;
+    let expected = usize::try_from(h.data_size)
+        .ok()
+        .filter(|_| h.data_size <= limit)
+        .ok_or(BlockError::TooLarge {
+            block,
+            offset,
+            size: h.data_size,
+            limit,
+        })?;
+    let codec =
+        options
+            .codecs
+            .get(h.compression)
+            .ok_or_else(|| BlockError::UnknownCompression {
+                block,
+                offset,
+                label: h.compression,
+                known: options.codecs.known(),
+            })?;
+    Ok((codec, expected))
+}
+
 /// Checks a block's stored bytes and decodes them, under `options`. `stored` is exactly the
 /// block's stored range. With `verified` the checksum is not computed again.
 pub(crate) fn decode_block<'a>(
@@ -124,26 +153,7 @@ pub(crate) fn decode_block<'a>(
         return Ok((stored, ChecksumStatus::Stored));
     }
 
-    let codec =
-        options
-            .codecs
-            .get(h.compression)
-            .ok_or_else(|| BlockError::UnknownCompression {
-                block,
-                offset,
-                label: h.compression,
-                known: options.codecs.known(),
-            })?;
-    let limit = options.limits.max_decoded_block_size;
-    let expected = usize::try_from(h.data_size)
-        .ok()
-        .filter(|_| h.data_size <= limit)
-        .ok_or(BlockError::TooLarge {
-            block,
-            offset,
-            size: h.data_size,
-            limit,
-        })?;
+    let (codec, expected) = block_codec(info, options)?;
     let decode = |s: &[u8]| {
         codec.decode(s, expected).map_err(|e| BlockError::Decode {
             block,
@@ -612,28 +622,11 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
         check_sizes(info).map_err(|e| self.ctx(e))?;
         let h = &info.header;
         let (block, offset) = (info.index, info.offset);
-        let limit = self.options.limits.max_decoded_block_size;
-        if h.is_compressed() && h.data_size > limit {
-            return Err(self.ctx(BlockError::TooLarge {
-                block,
-                offset,
-                size: h.data_size,
-                limit,
-            }));
-        }
-        let stored = self.stored(i as i64)?;
-        let codec = if h.is_compressed() {
-            Some(self.options.codecs.get(h.compression).ok_or_else(|| {
-                self.ctx(BlockError::UnknownCompression {
-                    block,
-                    offset,
-                    label: h.compression,
-                    known: self.options.codecs.known(),
-                })
-            })?)
-        } else {
-            None
+        let codec = match h.is_compressed() {
+            true => Some(block_codec(info, &self.options).map_err(|e| self.ctx(e))?.0),
+            false => None,
         };
+        let stored = self.stored(i as i64)?;
         // Runs on another rayon thread when verifying: captures no `self` (`B` need not be Sync).
         let fill = |dst: &mut [u8]| match codec {
             None => {

@@ -166,48 +166,9 @@ impl Datatype {
         }
         let mut fields = Vec::with_capacity(items.len().min(4096));
         for (i, item) in items.iter().enumerate() {
-            let field = if let Some(m) = item.as_map() {
-                let name = match m.get("name") {
-                    None => String::new(),
-                    Some(n) => n
-                        .as_str()
-                        .ok_or_else(|| {
-                            NdError::Datatype(format!("field {i}: `name` must be a string"))
-                        })?
-                        .to_string(),
-                };
-                let dt = m.get("datatype").ok_or_else(|| {
-                    NdError::Datatype(format!("field {i} (`{name}`): `datatype` is required"))
-                })?;
-                let datatype = Self::parse(dt, depth + 1)?;
-                let byteorder = match m.get("byteorder") {
-                    None => None,
-                    Some(b) => {
-                        Some(b.as_str().and_then(ByteOrder::from_name).ok_or_else(|| {
-                            NdError::Datatype(format!(
-                                "field {i} (`{name}`): byteorder must be `big` or `little`"
-                            ))
-                        })?)
-                    }
-                };
-                let shape = match m.get("shape") {
-                    None => Vec::new(),
-                    Some(s) => parse_dims(s)
-                        .filter(|d| d.len() <= MAX_NDIM)
-                        .ok_or_else(|| {
-                            NdError::Datatype(format!(
-                            "field {i} (`{name}`): shape must be a list of at most 64 integers ≥ 0"
-                        ))
-                        })?,
-                };
-                Field {
-                    name,
-                    datatype,
-                    byteorder,
-                    shape,
-                }
-            } else {
-                Field::new(String::new(), Self::parse(item, depth + 1)?)
+            let field = match item.as_map() {
+                Some(m) => Self::parse_field(m, i, depth)?,
+                None => Field::new(String::new(), Self::parse(item, depth + 1)?),
             };
             field.size()?;
             fields.push(field);
@@ -215,6 +176,46 @@ impl Datatype {
         let dt = Datatype::Record(fields);
         dt.size()?;
         Ok(dt)
+    }
+
+    /// Field `i` of a record datatype, given as a mapping (`name`, `datatype`, `byteorder`,
+    /// `shape`).
+    fn parse_field(m: &asdf_yaml::Mapping, i: usize, depth: usize) -> Result<Field> {
+        let name = match m.get("name") {
+            None => String::new(),
+            Some(n) => n
+                .as_str()
+                .ok_or_else(|| NdError::Datatype(format!("field {i}: `name` must be a string")))?
+                .to_string(),
+        };
+        let dt = m.get("datatype").ok_or_else(|| {
+            NdError::Datatype(format!("field {i} (`{name}`): `datatype` is required"))
+        })?;
+        let datatype = Self::parse(dt, depth + 1)?;
+        let byteorder = match m.get("byteorder") {
+            None => None,
+            Some(b) => Some(b.as_str().and_then(ByteOrder::from_name).ok_or_else(|| {
+                NdError::Datatype(format!(
+                    "field {i} (`{name}`): byteorder must be `big` or `little`"
+                ))
+            })?),
+        };
+        let shape = match m.get("shape") {
+            None => Vec::new(),
+            Some(s) => parse_dims(s)
+                .filter(|d| d.len() <= MAX_NDIM)
+                .ok_or_else(|| {
+                    NdError::Datatype(format!(
+                        "field {i} (`{name}`): shape must be a list of at most 64 integers ≥ 0"
+                    ))
+                })?,
+        };
+        Ok(Field {
+            name,
+            datatype,
+            byteorder,
+            shape,
+        })
     }
 
     /// The `datatype` node.

@@ -111,31 +111,11 @@ impl Layout {
             what: format!("shape {shape:?}"),
             limit: isize::MAX as u64,
         })?;
-        let too_large = || NdError::TooLarge {
-            what: "strides".into(),
-            limit: isize::MAX as u64,
+        let lo = if count > 0 {
+            lowest_in_block(&shape, &strides, offset, itemsize, block_len)?
+        } else {
+            offset as i128
         };
-        let mut lo = offset as i128;
-        let mut hi = offset as i128;
-        if count > 0 {
-            for (&s, &d) in strides.iter().zip(&shape) {
-                let span = s.checked_mul(d as i128 - 1).ok_or_else(too_large)?;
-                if span < 0 {
-                    lo = lo.checked_add(span).ok_or_else(too_large)?;
-                } else {
-                    hi = hi.checked_add(span).ok_or_else(too_large)?;
-                }
-            }
-            let end = hi.checked_add(itemsize as i128).ok_or_else(too_large)?;
-            if lo < 0 || end > block_len as i128 {
-                return Err(NdError::OutOfBlock {
-                    what: format!("array (shape {shape:?}, offset {offset}, strides {strides:?}, itemsize {itemsize})"),
-                    start: lo,
-                    end,
-                    len: block_len as u64,
-                });
-            }
-        }
         let out = (count as u64).checked_mul(itemsize.max(1) as u64);
         check_limit("the array", out, block_len as u64, limits)?;
         let strides = strides
@@ -358,6 +338,43 @@ pub(crate) fn view<'a, T: Element>(
         }
     }
     Ok(v)
+}
+
+/// The lowest byte an array of `shape` and `strides` (at least one element) touches from
+/// `offset`, after checking that every byte it touches lies within `block_len`.
+fn lowest_in_block(
+    shape: &[usize],
+    strides: &[i128],
+    offset: usize,
+    itemsize: usize,
+    block_len: usize,
+) -> Result<i128> {
+    let too_large = || NdError::TooLarge {
+        what: "strides".into(),
+        limit: isize::MAX as u64,
+    };
+    let mut lo = offset as i128;
+    let mut hi = offset as i128;
+    for (&s, &d) in strides.iter().zip(shape) {
+        let span = s.checked_mul(d as i128 - 1).ok_or_else(too_large)?;
+        if span < 0 {
+            lo = lo.checked_add(span).ok_or_else(too_large)?;
+        } else {
+            hi = hi.checked_add(span).ok_or_else(too_large)?;
+        }
+    }
+    let end = hi.checked_add(itemsize as i128).ok_or_else(too_large)?;
+    if lo < 0 || end > block_len as i128 {
+        return Err(NdError::OutOfBlock {
+            what: format!(
+                "array (shape {shape:?}, offset {offset}, strides {strides:?}, itemsize {itemsize})"
+            ),
+            start: lo,
+            end,
+            len: block_len as u64,
+        });
+    }
+    Ok(lo)
 }
 
 #[cfg(test)]

@@ -48,75 +48,49 @@ impl NdArrayMeta {
                     nulls: None,
                 })
             }
-            None => {
-                let data = self
-                    .data
-                    .as_ref()
-                    .ok_or_else(|| field_err("data", "missing"))?;
-                // Packed data (a tree built for writing, read back in memory) is read through
-                // the nodes it stands for.
-                let unpacked;
-                let data = if matches!(data.value(), asdf_yaml::Value::Packed(_)) {
-                    unpacked = data.unpacked();
-                    &unpacked
-                } else {
-                    data
-                };
-                let datatype = match &self.datatype {
-                    Some(d) => d.clone(),
-                    None => infer_datatype(data),
-                };
-                let shape = match &self.shape {
-                    Some(s) => s.clone(),
-                    None => infer_shape(data, &datatype),
-                };
-                let itemsize = datatype.size()?;
-                let layout = Layout::contiguous(shape.clone(), itemsize)?;
-                let leaves = if shape.is_empty() && data.as_seq().is_some_and(|s| s.len() == 1) {
-                    // A 0-d array written as a one-item list.
-                    flatten(data, &[1], "")?
-                } else {
-                    flatten(data, &shape, "")?
-                };
-                let total =
-                    leaves
-                        .len()
-                        .checked_mul(itemsize)
-                        .ok_or_else(|| NdError::TooLarge {
-                            what: "inline data".into(),
-                            limit: isize::MAX as u64,
-                        })?;
-                check_limit("inline data", Some(total as u64), 0, limits)?;
-                let mut bytes = crate::layout::try_vec_with_capacity::<u8>(total)?;
-                bytes.resize(total, 0);
-                let mut nulls = vec![false; leaves.len()];
-                let mut any_null = false;
-                if itemsize > 0 {
-                    for (i, (leaf, out)) in leaves
-                        .iter()
-                        .zip(bytes.chunks_exact_mut(itemsize))
-                        .enumerate()
-                    {
-                        let null = encode_value(
-                            leaf,
-                            &datatype,
-                            ByteOrder::NATIVE,
-                            out,
-                            &format!("item {i}"),
-                        )?;
-                        nulls[i] = null;
-                        any_null |= null;
-                    }
-                }
-                Ok(Raw {
-                    bytes: Cow::Owned(bytes),
-                    layout,
-                    datatype,
-                    order: ByteOrder::NATIVE,
-                    nulls: any_null.then_some(nulls),
-                })
-            }
+            None => self.inline_raw(limits),
         }
+    }
+
+    /// The bytes of inline `data`, encoded in native byte order, with its `null` items.
+    fn inline_raw<'s>(&self, limits: &ReadLimits) -> Result<Raw<'s>> {
+        let data = self
+            .data
+            .as_ref()
+            .ok_or_else(|| field_err("data", "missing"))?;
+        // Packed data (a tree built for writing, read back in memory) is read through the nodes
+        // it stands for.
+        let unpacked;
+        let data = if matches!(data.value(), asdf_yaml::Value::Packed(_)) {
+            unpacked = data.unpacked();
+            &unpacked
+        } else {
+            data
+        };
+        let datatype = match &self.datatype {
+            Some(d) => d.clone(),
+            None => infer_datatype(data),
+        };
+        let shape = match &self.shape {
+            Some(s) => s.clone(),
+            None => infer_shape(data, &datatype),
+        };
+        let itemsize = datatype.size()?;
+        let layout = Layout::contiguous(shape.clone(), itemsize)?;
+        let leaves = if shape.is_empty() && data.as_seq().is_some_and(|s| s.len() == 1) {
+            // A 0-d array written as a one-item list.
+            flatten(data, &[1], "")?
+        } else {
+            flatten(data, &shape, "")?
+        };
+        let (bytes, nulls) = encode_leaves(&leaves, &datatype, itemsize, limits)?;
+        Ok(Raw {
+            bytes: Cow::Owned(bytes),
+            layout,
+            datatype,
+            order: ByteOrder::NATIVE,
+            nulls,
+        })
     }
 
     /// Copies the array into an `ArrayD<T>`, swapping bytes during the copy when the stored byte
@@ -605,4 +579,38 @@ pub(crate) fn zeroed_vec<T: Element>(count: usize) -> Result<Vec<T>> {
         what: format!("allocating {count} elements ({e})"),
         limit: isize::MAX as u64,
     })
+}
+
+/// The inline values `leaves` encoded one after the other in native byte order, within the
+/// read limits, and which are `null` (`None` when none is).
+fn encode_leaves(
+    leaves: &[&Node],
+    datatype: &Datatype,
+    itemsize: usize,
+    limits: &ReadLimits,
+) -> Result<(Vec<u8>, Option<Vec<bool>>)> {
+    let total = leaves
+        .len()
+        .checked_mul(itemsize)
+        .ok_or_else(|| NdError::TooLarge {
+            what: "inline data".into(),
+            limit: isize::MAX as u64,
+        })?;
+    check_limit("inline data", Some(total as u64), 0, limits)?;
+    let mut bytes = crate::layout::try_vec_with_capacity::<u8>(total)?;
+    bytes.resize(total, 0);
+    let mut nulls = vec![false; leaves.len()];
+    let mut any_null = false;
+    if itemsize > 0 {
+        for (i, (leaf, out)) in leaves
+            .iter()
+            .zip(bytes.chunks_exact_mut(itemsize))
+            .enumerate()
+        {
+            let null = encode_value(leaf, datatype, ByteOrder::NATIVE, out, &format!("item {i}"))?;
+            nulls[i] = null;
+            any_null |= null;
+        }
+    }
+    Ok((bytes, any_null.then_some(nulls)))
 }

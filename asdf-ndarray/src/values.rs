@@ -5,7 +5,7 @@ use half::f16;
 use num_complex::Complex;
 
 use crate::complex::COMPLEX_TAG;
-use crate::datatype::{checked_product, ByteOrder, Datatype, ScalarType};
+use crate::datatype::{checked_product, ByteOrder, Datatype, Field, ScalarType};
 use crate::element::Element;
 use crate::error::{NdError, Result};
 
@@ -119,84 +119,101 @@ pub(crate) fn encode_value(
             let v = T::from_node(node).ok_or_else(|| inline_err(path, format!("{:?} is not a {}", node, s.name())))?;
             v.write_bytes(order, out);
         }),
-        Datatype::Ascii(n) => {
-            let s = node.as_str().ok_or_else(|| {
-                inline_err(path, format!("expected a string, found a {}", node.kind()))
-            })?;
-            if !s.is_ascii() || s.len() > *n {
-                return Err(inline_err(
-                    path,
-                    format!("{s:?} is not an ASCII string of at most {n} bytes"),
-                ));
-            }
-            out.fill(0);
-            out[..s.len()].copy_from_slice(s.as_bytes());
-        }
-        Datatype::Ucs4(n) => {
-            let s = node.as_str().ok_or_else(|| {
-                inline_err(path, format!("expected a string, found a {}", node.kind()))
-            })?;
-            out.fill(0);
-            let mut count = 0;
-            for (i, c) in s.chars().enumerate() {
-                if i >= *n {
-                    return Err(inline_err(
-                        path,
-                        format!("{s:?} is longer than {n} characters"),
-                    ));
-                }
-                (c as u32).write_bytes(order, &mut out[4 * i..4 * i + 4]);
-                count += 1;
-            }
-            let _ = count;
-        }
-        Datatype::Record(fields) => {
-            let items = node.as_seq().ok_or_else(|| {
-                inline_err(
-                    path,
-                    format!(
-                        "expected a record (list of {} values), found a {}",
-                        fields.len(),
-                        node.kind()
-                    ),
-                )
-            })?;
-            if items.len() != fields.len() {
-                return Err(inline_err(
-                    path,
-                    format!(
-                        "a record needs {} values, found {}",
-                        fields.len(),
-                        items.len()
-                    ),
-                ));
-            }
-            let mut pos = 0;
-            for (f, item) in fields.iter().zip(items) {
-                let size = f.size()?;
-                let fo = f.byteorder.unwrap_or(order);
-                let esize = f.datatype.size()?;
-                let dst = &mut out[pos..pos + size];
-                let fpath = format!("{path}.{}", f.name);
-                if f.shape.is_empty() {
-                    encode_value(item, &f.datatype, fo, dst, &fpath)?;
-                } else {
-                    let leaves = flatten(item, &f.shape, &fpath)?;
-                    for (i, leaf) in leaves.iter().enumerate() {
-                        encode_value(
-                            leaf,
-                            &f.datatype,
-                            fo,
-                            &mut dst[i * esize..(i + 1) * esize],
-                            &fpath,
-                        )?;
-                    }
-                }
-                pos += size;
-            }
-        }
+        Datatype::Ascii(n) => encode_ascii(node, *n, out, path)?,
+        Datatype::Ucs4(n) => encode_ucs4(node, *n, order, out, path)?,
+        Datatype::Record(fields) => encode_record(node, fields, order, out, path)?,
     }
     Ok(false)
+}
+
+/// The string of an inline string value, or an error naming what was found.
+fn inline_str<'n>(node: &'n Node, path: &str) -> Result<&'n str> {
+    node.as_str()
+        .ok_or_else(|| inline_err(path, format!("expected a string, found a {}", node.kind())))
+}
+
+/// An `ascii` value of at most `n` bytes, zero-padded.
+fn encode_ascii(node: &Node, n: usize, out: &mut [u8], path: &str) -> Result<()> {
+    let s = inline_str(node, path)?;
+    if !s.is_ascii() || s.len() > n {
+        return Err(inline_err(
+            path,
+            format!("{s:?} is not an ASCII string of at most {n} bytes"),
+        ));
+    }
+    out.fill(0);
+    out[..s.len()].copy_from_slice(s.as_bytes());
+    Ok(())
+}
+
+/// A `ucs4` value of at most `n` characters, zero-padded.
+fn encode_ucs4(node: &Node, n: usize, order: ByteOrder, out: &mut [u8], path: &str) -> Result<()> {
+    let s = inline_str(node, path)?;
+    out.fill(0);
+    for (i, c) in s.chars().enumerate() {
+        if i >= n {
+            return Err(inline_err(
+                path,
+                format!("{s:?} is longer than {n} characters"),
+            ));
+        }
+        (c as u32).write_bytes(order, &mut out[4 * i..4 * i + 4]);
+    }
+    Ok(())
+}
+
+/// A record value: a list of one value per field, each encoded at its field's place.
+fn encode_record(
+    node: &Node,
+    fields: &[Field],
+    order: ByteOrder,
+    out: &mut [u8],
+    path: &str,
+) -> Result<()> {
+    let items = node.as_seq().ok_or_else(|| {
+        inline_err(
+            path,
+            format!(
+                "expected a record (list of {} values), found a {}",
+                fields.len(),
+                node.kind()
+            ),
+        )
+    })?;
+    if items.len() != fields.len() {
+        return Err(inline_err(
+            path,
+            format!(
+                "a record needs {} values, found {}",
+                fields.len(),
+                items.len()
+            ),
+        ));
+    }
+    let mut pos = 0;
+    for (f, item) in fields.iter().zip(items) {
+        let size = f.size()?;
+        let fo = f.byteorder.unwrap_or(order);
+        let esize = f.datatype.size()?;
+        let dst = &mut out[pos..pos + size];
+        let fpath = format!("{path}.{}", f.name);
+        if f.shape.is_empty() {
+            encode_value(item, &f.datatype, fo, dst, &fpath)?;
+        } else {
+            let leaves = flatten(item, &f.shape, &fpath)?;
+            for (i, leaf) in leaves.iter().enumerate() {
+                encode_value(
+                    leaf,
+                    &f.datatype,
+                    fo,
+                    &mut dst[i * esize..(i + 1) * esize],
+                    &fpath,
+                )?;
+            }
+        }
+        pos += size;
+    }
+    Ok(())
 }
 
 /// The nested-list leaves of `node` for `shape` (C order), checking every list length.

@@ -426,36 +426,10 @@ impl ArrayWriter {
             return Ok(meta.to_node());
         }
         let elem_off = (view.as_ptr() as isize).wrapping_sub(base_ptr as isize) / size as isize;
-        let (mut lo, mut hi) = (elem_off, elem_off);
-        for (&s, &d) in view.strides().iter().zip(view.shape()) {
-            let span = s * (d as isize - 1);
-            if span < 0 {
-                lo += span
-            } else {
-                hi += span
-            }
-        }
-        if lo < 0 || hi >= mem.len() as isize {
-            return Err(NdError::Usage(
-                "the view has elements outside its base array".into(),
-            ));
-        }
+        check_view_within(view.shape(), view.strides(), elem_off, mem.len())?;
         meta.offset = (elem_off as usize * size) as u64;
         if !view.is_standard_layout() {
-            // Dimensions of length ≤ 1 never use their stride; the schema forbids 0.
-            meta.strides = Some(
-                view.strides()
-                    .iter()
-                    .zip(view.shape())
-                    .map(|(&s, &d)| {
-                        if d <= 1 || s == 0 {
-                            size as i64
-                        } else {
-                            s as i64 * size as i64
-                        }
-                    })
-                    .collect(),
-            );
+            meta.strides = Some(byte_strides(view.shape(), view.strides(), size));
         }
         Ok(meta.to_node())
     }
@@ -608,4 +582,45 @@ impl BlockStore for MemoryStore {
             .map(|(_, b)| Cow::Borrowed(&b[..]))
             .ok_or_else(|| NdError::NoExternal(uri.into()))
     }
+}
+
+/// Checks that a view of `shape` and element `strides` starting `elem_off` elements into a base
+/// of `base_len` elements stays inside it.
+fn check_view_within(
+    shape: &[usize],
+    strides: &[isize],
+    elem_off: isize,
+    base_len: usize,
+) -> Result<()> {
+    let (mut lo, mut hi) = (elem_off, elem_off);
+    for (&s, &d) in strides.iter().zip(shape) {
+        let span = s * (d as isize - 1);
+        if span < 0 {
+            lo += span
+        } else {
+            hi += span
+        }
+    }
+    if lo < 0 || hi >= base_len as isize {
+        return Err(NdError::Usage(
+            "the view has elements outside its base array".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Element strides as byte strides for the tree. Dimensions of length ≤ 1 never use their
+/// stride; the schema forbids 0, so they get the item size.
+fn byte_strides(shape: &[usize], strides: &[isize], size: usize) -> Vec<i64> {
+    strides
+        .iter()
+        .zip(shape)
+        .map(|(&s, &d)| {
+            if d <= 1 || s == 0 {
+                size as i64
+            } else {
+                s as i64 * size as i64
+            }
+        })
+        .collect()
 }

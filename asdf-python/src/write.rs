@@ -99,30 +99,11 @@ impl<'py> Builder<'py> {
             let value = obj.call_method0("_untagged")?;
             return Ok(self.node(&value, path, depth + 1)?.with_tag(tag));
         }
-        if let Ok(i) = obj.cast::<PyInt>() {
-            return self.int(i);
+        if let Some(n) = self.number_or_text(obj)? {
+            return Ok(n);
         }
-        if let Ok(f) = obj.cast::<PyFloat>() {
-            return Ok(Node::from(f.value()));
-        }
-        if let Ok(s) = obj.cast::<PyString>() {
-            return Ok(Node::from(s.to_str()?));
-        }
-        if let Ok(z) = obj.cast::<PyComplex>() {
-            let c = num_complex::Complex::new(z.real(), z.imag());
-            return Ok(asdf::ndarray::complex_node(c));
-        }
-        if obj.is_instance(&self.chunked)? {
-            return self.chunked_array(obj, path);
-        }
-        if obj.is_instance(&self.masked)? {
-            return self.masked_array(obj, path);
-        }
-        if obj.is_instance(&self.ndarray)? {
-            return self.array(obj, path);
-        }
-        if obj.is_instance(&self.generic)? {
-            return self.node(&obj.call_method0("item")?, path, depth + 1);
+        if let Some(n) = self.numpy_value(obj, path, depth)? {
+            return Ok(n);
         }
         if let Ok(d) = obj.cast::<PyDict>() {
             return self.mapping(d, path, depth);
@@ -137,36 +118,97 @@ impl<'py> Builder<'py> {
             }
             return Ok(Node::sequence(items));
         }
+        if let Some(n) = self.bytes_or_time(obj)? {
+            return Ok(n);
+        }
+        if let Some(n) = self.array_like(obj, path)? {
+            return Ok(n);
+        }
+        Err(PyTypeError::new_err(format!(
+            "cannot store a {} at {path:?} in an ASDF tree",
+            obj.get_type().name()?
+        )))
+    }
+
+    /// Python `int`, `float`, `str` and `complex` values.
+    fn number_or_text(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Node>> {
+        if let Ok(i) = obj.cast::<PyInt>() {
+            return self.int(i).map(Some);
+        }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(Some(Node::from(f.value())));
+        }
+        if let Ok(s) = obj.cast::<PyString>() {
+            return Ok(Some(Node::from(s.to_str()?)));
+        }
+        if let Ok(z) = obj.cast::<PyComplex>() {
+            let c = num_complex::Complex::new(z.real(), z.imag());
+            return Ok(Some(asdf::ndarray::complex_node(c)));
+        }
+        Ok(None)
+    }
+
+    /// NumPy values: chunked, masked and plain arrays, and NumPy scalars (as Python values).
+    fn numpy_value(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        path: &mut String,
+        depth: usize,
+    ) -> PyResult<Option<Node>> {
+        if obj.is_instance(&self.chunked)? {
+            return self.chunked_array(obj, path).map(Some);
+        }
+        if obj.is_instance(&self.masked)? {
+            return self.masked_array(obj, path).map(Some);
+        }
+        if obj.is_instance(&self.ndarray)? {
+            return self.array(obj, path).map(Some);
+        }
+        if obj.is_instance(&self.generic)? {
+            return self
+                .node(&obj.call_method0("item")?, path, depth + 1)
+                .map(Some);
+        }
+        Ok(None)
+    }
+
+    /// `bytes` (as base64 `!!binary`) and dates and times (as `!!timestamp`).
+    fn bytes_or_time(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Node>> {
         if let Ok(b) = obj.cast::<PyBytes>() {
             let text: String = self
                 .b64encode
                 .call1((b,))?
                 .call_method1("decode", ("ascii",))?
                 .extract()?;
-            return Ok(Node::from(text).with_tag("tag:yaml.org,2002:binary"));
+            return Ok(Some(Node::from(text).with_tag("tag:yaml.org,2002:binary")));
         }
         if obj.is_instance(&self.datetime)? || obj.is_instance(&self.date)? {
             let text: String = obj
                 .call_method1("isoformat", (" ",))
                 .or_else(|_| obj.call_method0("isoformat"))?
                 .extract()?;
-            return Ok(Node::from(text).with_tag("tag:yaml.org,2002:timestamp"));
+            return Ok(Some(
+                Node::from(text).with_tag("tag:yaml.org,2002:timestamp"),
+            ));
         }
+        Ok(None)
+    }
+
+    /// Awkward arrays (stored as awkward 2 buffers), then anything with `__array__`.
+    fn array_like(&mut self, obj: &Bound<'py, PyAny>, path: &str) -> PyResult<Option<Node>> {
         let parts = self.awkward_parts.call1((obj,))?;
         if !parts.is_none() {
             let (form, length, buffers): (String, usize, Bound<'py, PyDict>) = parts.extract()?;
             let layout = layout_from_parts(&form, length, &buffers, path)?;
             return asdf_awkward::to_asdf_awkward2(&layout, &mut self.writer, &self.options)
+                .map(Some)
                 .map_err(|e| awkward_err(path, e));
         }
         if obj.hasattr("__array__")? {
             let a = self.py.import("numpy")?.getattr("asarray")?.call1((obj,))?;
-            return self.array(&a, path);
+            return self.array(&a, path).map(Some);
         }
-        Err(PyTypeError::new_err(format!(
-            "cannot store a {} at {path:?} in an ASDF tree",
-            obj.get_type().name()?
-        )))
+        Ok(None)
     }
 
     fn mapping(

@@ -4,7 +4,7 @@
 use asdf_ndarray::{Datatype, ScalarType, MAX_NDIM};
 use std::fmt::Write;
 
-use asdf_yaml::{pointer::escape, Node, Value};
+use asdf_yaml::{pointer::escape, Mapping, Node, Value};
 
 use crate::Violation;
 
@@ -439,6 +439,25 @@ impl Checker {
                 return None;
             }
         };
+        self.source_or_data(m, version, ptr);
+        if let Some(dt) = m.get("datatype") {
+            self.datatype(dt, version, &push_key(ptr, "datatype"));
+        }
+        self.ndarray_fields(m, ptr);
+        let shape_len = m
+            .get("shape")
+            .and_then(|s| self.shape(s, &push_key(ptr, "shape")));
+        if let Some(st) = m.get("strides") {
+            self.strides(st, shape_len, &push_key(ptr, "strides"));
+        }
+        if let Some(d) = m.get("data") {
+            self.ndarray_data(m, d, &push_key(ptr, "data"));
+        }
+        shape_len
+    }
+
+    /// An ndarray's `source` or `data` (exactly one in 1.1.0), and what a `source` requires.
+    fn source_or_data(&mut self, m: &Mapping, version: &str, ptr: &str) {
         let has_source = m.contains_key("source");
         let has_data = m.contains_key("data");
         if version == "1.1.0" && has_source == has_data {
@@ -469,9 +488,10 @@ impl Checker {
                 );
             }
         }
-        if let Some(dt) = m.get("datatype") {
-            self.datatype(dt, version, &push_key(ptr, "datatype"));
-        }
+    }
+
+    /// An ndarray's `byteorder`, `offset` and `mask`.
+    fn ndarray_fields(&mut self, m: &Mapping, ptr: &str) {
         if let Some(b) = m.get("byteorder") {
             if !matches!(b.as_str(), Some("big") | Some("little")) {
                 self.v(
@@ -490,39 +510,6 @@ impl Checker {
                 );
             }
         }
-        let shape_len = m
-            .get("shape")
-            .and_then(|s| self.shape(s, &push_key(ptr, "shape")));
-        if let Some(st) = m.get("strides") {
-            let sp = push_key(ptr, "strides");
-            match st.as_seq() {
-                Some(items) => {
-                    for (i, x) in items.iter().enumerate() {
-                        if !matches!(x.as_i64(), Some(v) if v != 0) {
-                            self.v(
-                                &push_index(&sp, i),
-                                "type",
-                                "strides must be non-zero integers",
-                            );
-                        }
-                    }
-                    if let Some(nd) = shape_len {
-                        if items.len() != nd {
-                            self.v(
-                                &sp,
-                                "strides-length",
-                                format!("{} strides for a shape of {nd} dimensions", items.len()),
-                            );
-                        }
-                    }
-                }
-                None => self.v(
-                    &sp,
-                    "type",
-                    format!("strides must be an array, found {}", kind(st)),
-                ),
-            }
-        }
         if let Some(mask) = m.get("mask") {
             let ok = matches!(
                 mask.value(),
@@ -536,23 +523,53 @@ impl Checker {
                 );
             }
         }
-        if let Some(d) = m.get("data") {
-            let dp = push_key(ptr, "data");
-            if d.as_seq().is_none() && !d.is_null() && !matches!(d.value(), Value::Packed(_)) {
+    }
+
+    /// An ndarray's `strides` (at `sp`): non-zero integers, one per dimension of the shape.
+    fn strides(&mut self, st: &Node, shape_len: Option<usize>, sp: &str) {
+        let Some(items) = st.as_seq() else {
+            self.v(
+                sp,
+                "type",
+                format!("strides must be an array, found {}", kind(st)),
+            );
+            return;
+        };
+        for (i, x) in items.iter().enumerate() {
+            if !matches!(x.as_i64(), Some(v) if v != 0) {
                 self.v(
-                    &dp,
+                    &push_index(sp, i),
                     "type",
-                    format!("inline data must be a nested list, found {}", kind(d)),
+                    "strides must be non-zero integers",
                 );
-            } else {
-                let shape: Option<Vec<u64>> = m
-                    .get("shape")
-                    .and_then(Node::as_seq)
-                    .and_then(|s| s.iter().map(Node::as_u64).collect());
-                self.inline_data(d, shape.as_deref(), &dp);
             }
         }
-        shape_len
+        if let Some(nd) = shape_len {
+            if items.len() != nd {
+                self.v(
+                    sp,
+                    "strides-length",
+                    format!("{} strides for a shape of {nd} dimensions", items.len()),
+                );
+            }
+        }
+    }
+
+    /// An ndarray's inline `data` `d` (at `dp`), checked against the mapping's shape.
+    fn ndarray_data(&mut self, m: &Mapping, d: &Node, dp: &str) {
+        if d.as_seq().is_none() && !d.is_null() && !matches!(d.value(), Value::Packed(_)) {
+            self.v(
+                dp,
+                "type",
+                format!("inline data must be a nested list, found {}", kind(d)),
+            );
+            return;
+        }
+        let shape: Option<Vec<u64>> = m
+            .get("shape")
+            .and_then(Node::as_seq)
+            .and_then(|s| s.iter().map(Node::as_u64).collect());
+        self.inline_data(d, shape.as_deref(), dp);
     }
 
     /// Checks a shape; returns its length when it is a list.

@@ -175,56 +175,13 @@ fn plain_key(line: &str) -> Option<(&str, bool)> {
 /// Finds the mapping to split: from the root, descend into the entry holding most of the
 /// bytes while it holds more than [`DESCEND_SHARE`] of its parent's.
 fn plan(text: &str) -> Option<Plan> {
-    // The document starts at the first line beginning with `---`; only one document.
-    let mut document_start = None;
-    let mut pos = 0;
-    while pos < text.len() {
-        let end = memchr_newline(&text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i + 1);
-        let line = &text[pos..end];
-        if line.starts_with("---") {
-            document_start = Some(pos);
-            break;
-        }
-        if !(line.starts_with('%') || line.starts_with('#') || line.trim().is_empty()) {
-            return None;
-        }
-        pos = end;
-    }
-    let document_start = document_start?;
-    let header_end =
-        memchr_newline(&text.as_bytes()[document_start..]).map(|i| document_start + i + 1)?;
-    let all = lines(text, header_end);
-    // The body ends at a `...` or `---` line.
-    let body_len = all
-        .iter()
-        .position(|l| {
-            let s = &text[l.start..l.end];
-            s.starts_with("...") || s.starts_with("---")
-        })
-        .unwrap_or(all.len());
-    let body = &all[..body_len];
-    if body.iter().any(|l| text[l.start..l.end].starts_with('\t')) {
-        return None;
-    }
-
+    let (document_start, all) = document_lines(text)?;
+    let body = &all[..];
     let mut path = Vec::new();
     let mut range = 0..body.len();
     let mut indent = 0usize;
     loop {
-        // Entry starts at `indent` within `range`; every other content line must be deeper.
-        let mut starts = Vec::new();
-        for i in range.clone() {
-            match body[i].indent {
-                None => {}
-                // An indentless sequence: the value of the entry above.
-                Some(n) if n == indent && !starts.is_empty() && is_seq_entry(text, &body[i]) => {}
-                Some(n) if n == indent => starts.push(i),
-                // Deeper lines continue an entry: there must be one.
-                Some(n) if n > indent && starts.is_empty() => return None,
-                Some(n) if n > indent => {}
-                Some(_) => return None,
-            }
-        }
+        let starts = entry_starts(text, body, range.clone(), indent)?;
         let keys: Vec<(&str, bool)> = starts
             .iter()
             .map(|&i| plain_key(text[body[i].start..body[i].end].trim_start_matches(' ')))
@@ -280,6 +237,68 @@ fn plan(text: &str) -> Option<Plan> {
         };
         return cut(&doc, entries, path, false);
     }
+}
+
+/// The byte offset of the document's `---` line, and the lines of its body (up to a `...` or
+/// `---` line); `None` when anything but directives, comments and blank lines comes before the
+/// `---` line, or a body line starts with a tab.
+fn document_lines(text: &str) -> Option<(usize, Vec<Line>)> {
+    // The document starts at the first line beginning with `---`; only one document.
+    let mut document_start = None;
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = memchr_newline(&text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        if line.starts_with("---") {
+            document_start = Some(pos);
+            break;
+        }
+        if !(line.starts_with('%') || line.starts_with('#') || line.trim().is_empty()) {
+            return None;
+        }
+        pos = end;
+    }
+    let document_start = document_start?;
+    let header_end =
+        memchr_newline(&text.as_bytes()[document_start..]).map(|i| document_start + i + 1)?;
+    let mut all = lines(text, header_end);
+    // The body ends at a `...` or `---` line.
+    let body_len = all
+        .iter()
+        .position(|l| {
+            let s = &text[l.start..l.end];
+            s.starts_with("...") || s.starts_with("---")
+        })
+        .unwrap_or(all.len());
+    all.truncate(body_len);
+    if all.iter().any(|l| text[l.start..l.end].starts_with('\t')) {
+        return None;
+    }
+    Some((document_start, all))
+}
+
+/// The lines within `range` where entries at `indent` start; `None` unless every other content
+/// line is deeper (continuing an entry) or an indentless sequence under the entry above.
+fn entry_starts(
+    text: &str,
+    body: &[Line],
+    range: std::ops::Range<usize>,
+    indent: usize,
+) -> Option<Vec<usize>> {
+    let mut starts = Vec::new();
+    for i in range {
+        match body[i].indent {
+            None => {}
+            // An indentless sequence: the value of the entry above.
+            Some(n) if n == indent && !starts.is_empty() && is_seq_entry(text, &body[i]) => {}
+            Some(n) if n == indent => starts.push(i),
+            // Deeper lines continue an entry: there must be one.
+            Some(n) if n > indent && starts.is_empty() => return None,
+            Some(n) if n > indent => {}
+            Some(_) => return None,
+        }
+    }
+    Some(starts)
 }
 
 /// Whether a line is a block sequence entry (`-` alone or followed by a space).

@@ -303,19 +303,7 @@ pub fn read_header<R: Read>(r: R, limits: &Limits, allow_historical: bool) -> Re
         big: false,
     };
     let first = fr.raw("magic")?;
-    let (layout, flags) = if first == MAGIC_BYTES {
-        (Layout::Standard, fr.u64("flags")?)
-    } else if u64::from_be_bytes(first) == MAGIC {
-        fr.big = true;
-        (Layout::BigEndianHeader, fr.u64("flags")?)
-    } else if allow_historical && u64::from_le_bytes(first) == MATLAB_ROUNDED_MAGIC {
-        (Layout::MatlabRoundedMagic, fr.u64("flags")?)
-    } else if allow_historical && u64::from_le_bytes(first) <= FLAG_BIG_ENDIAN {
-        // The pre-magic layout: these 8 bytes are the flags. Only bit 0 existed then.
-        (Layout::PreMagic, u64::from_le_bytes(first))
-    } else {
-        return Err(Error::BadMagic { found: first });
-    };
+    let (layout, flags) = magic_and_flags(&mut fr, first, allow_historical)?;
     // Field offsets: the pre-magic layout has no magic, so everything sits 8 bytes earlier.
     let base: u64 = if layout == Layout::PreMagic { 0 } else { 8 };
     let eltype = fr.u64("eltype")?;
@@ -356,24 +344,7 @@ pub fn read_header<R: Read>(r: R, limits: &Limits, allow_historical: bool) -> Re
         dims,
     };
     let header_len = fr.pos;
-    let checked = (|| -> Result<()> {
-        let kind = header.kind().map_err(|e| shift_offset(e, base))?;
-        let decoded = header.decoded_len()?;
-        if decoded > limits.max_data_bytes {
-            return Err(Error::LimitExceeded {
-                what: "the decoded data",
-                value: decoded,
-                limit: limits.max_data_bytes,
-            });
-        }
-        if layout == Layout::PreMagic
-            && (header.eltype > 4 || matches!(kind, ElementKind::User(_)) || header.size != decoded)
-        {
-            return Err(bad_premagic());
-        }
-        Ok(())
-    })();
-    match checked {
+    match check_parsed(&header, layout, base, limits) {
         Err(_) if layout == Layout::PreMagic => Err(bad_premagic()),
         Err(e) => Err(e),
         Ok(()) => Ok(ParsedHeader {
@@ -382,6 +353,51 @@ pub fn read_header<R: Read>(r: R, limits: &Limits, allow_historical: bool) -> Re
             header_len,
         }),
     }
+}
+
+/// The layout the first 8 bytes (`first`) announce, and the flags (read next, or those 8
+/// bytes themselves in the pre-magic layout).
+fn magic_and_flags<R: Read>(
+    fr: &mut FieldReader<R>,
+    first: [u8; 8],
+    allow_historical: bool,
+) -> Result<(Layout, u64)> {
+    Ok(if first == MAGIC_BYTES {
+        (Layout::Standard, fr.u64("flags")?)
+    } else if u64::from_be_bytes(first) == MAGIC {
+        fr.big = true;
+        (Layout::BigEndianHeader, fr.u64("flags")?)
+    } else if allow_historical && u64::from_le_bytes(first) == MATLAB_ROUNDED_MAGIC {
+        (Layout::MatlabRoundedMagic, fr.u64("flags")?)
+    } else if allow_historical && u64::from_le_bytes(first) <= FLAG_BIG_ENDIAN {
+        // The pre-magic layout: these 8 bytes are the flags. Only bit 0 existed then.
+        (Layout::PreMagic, u64::from_le_bytes(first))
+    } else {
+        return Err(Error::BadMagic { found: first });
+    })
+}
+
+/// The checks of a header read in full: a known element kind, a decoded size within the
+/// limits, and for the pre-magic layout, what that layout could hold (any failure there is
+/// reported by the caller as a bad magic).
+fn check_parsed(header: &Header, layout: Layout, base: u64, limits: &Limits) -> Result<()> {
+    let kind = header.kind().map_err(|e| shift_offset(e, base))?;
+    let decoded = header.decoded_len()?;
+    if decoded > limits.max_data_bytes {
+        return Err(Error::LimitExceeded {
+            what: "the decoded data",
+            value: decoded,
+            limit: limits.max_data_bytes,
+        });
+    }
+    let premagic_misfit =
+        header.eltype > 4 || matches!(kind, ElementKind::User(_)) || header.size != decoded;
+    if layout == Layout::PreMagic && premagic_misfit {
+        return Err(Error::InvalidArgument(
+            "not what the pre-magic layout holds".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// [`Header::kind`] reports offsets for the standard layout; shift them for the pre-magic one.

@@ -105,18 +105,38 @@ pub(crate) fn write_core<W: Write>(
                 )));
             }
         }
+        encoding => {
+            let body = encode_body(&mut header, encoding, kind, order, elements, raw_len)?;
+            header.write_to(&mut w)?;
+            w.write_all(&body)?;
+        }
+    }
+    w.write_all(trailer)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// The data of a compressed encoding (LZ4 block, LEB128 varints, bit-packed bools), with
+/// `header`'s flags, size and element fields set to describe it.
+fn encode_body(
+    header: &mut Header,
+    encoding: WriteEncoding,
+    kind: ElementKind,
+    order: ByteOrder,
+    elements: &mut ElementSink<'_>,
+    raw_len: u64,
+) -> Result<Vec<u8>> {
+    let body = match encoding {
+        WriteEncoding::Raw => collect(elements, order, raw_len)?,
         WriteEncoding::Lz4Block => {
             if raw_len > LZ4_MAX_INPUT_SIZE {
                 return Err(Error::InvalidArgument(format!(
                     "LZ4 blocks hold at most {LZ4_MAX_INPUT_SIZE} bytes (the C library's limit); the data has {raw_len}"
                 )));
             }
-            let buf = collect(elements, order, raw_len)?;
-            let block = lz4_flex::block::compress(&buf);
-            header.flags |= FLAG_COMPRESSED;
+            let block = lz4_flex::block::compress(&collect(elements, order, raw_len)?);
             header.size = block.len() as u64;
-            header.write_to(&mut w)?;
-            w.write_all(&block)?;
+            block
         }
         WriteEncoding::Leb128 => {
             if !kind.is_integer_like() {
@@ -132,10 +152,7 @@ pub(crate) fn write_core<W: Write>(
             }
             header.flags &= !FLAG_BIG_ENDIAN;
             let buf = collect(elements, ByteOrder::Little, raw_len)?;
-            let enc = leb128::encode(&buf, kind.size() as usize, kind.is_signed_int());
-            header.flags |= FLAG_COMPRESSED;
-            header.write_to(&mut w)?;
-            w.write_all(&enc)?;
+            leb128::encode(&buf, kind.size() as usize, kind.is_signed_int())
         }
         WriteEncoding::BitPacked => {
             if kind != ElementKind::Bool {
@@ -147,15 +164,15 @@ pub(crate) fn write_core<W: Write>(
             let packed = bits::pack(&buf, order);
             header.eltype = ElementKind::Bool.eltype();
             header.elbyte = 8;
-            header.flags |= FLAG_COMPRESSED | FLAG_BITS;
+            header.flags |= FLAG_BITS;
             header.size = packed.len() as u64;
-            header.write_to(&mut w)?;
-            w.write_all(&packed)?;
+            packed
         }
+    };
+    if encoding != WriteEncoding::Raw {
+        header.flags |= FLAG_COMPRESSED;
     }
-    w.write_all(trailer)?;
-    w.flush()?;
-    Ok(())
+    Ok(body)
 }
 
 fn collect(elements: &mut ElementSink<'_>, order: ByteOrder, raw_len: u64) -> Result<Vec<u8>> {

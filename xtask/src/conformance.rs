@@ -231,51 +231,51 @@ fn python_matrix(python: &Path, dir: &Path) -> Vec<Row> {
     };
     manifest
         .iter()
-        .map(|c| {
-            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
-            let result = (|| -> Result<(), String> {
-                let f = AsdfFile::open(dir.join(s("file"))).map_err(|e| e.to_string())?;
-                let a = f.read(&s("pointer")).map_err(|e| e.to_string())?;
-                let shape: Vec<usize> = c["shape"]
-                    .as_array()
-                    .map(|v| {
-                        v.iter()
-                            .filter_map(|x| x.as_u64())
-                            .map(|x| x as usize)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if a.shape() != shape.as_slice() {
-                    return Err(format!("shape {:?}, Python says {shape:?}", a.shape()));
-                }
-                let expected = std::fs::read(s("expected")).map_err(|e| e.to_string())?;
-                if s("kind") == "str" {
-                    let want: Vec<String> =
-                        serde_json::from_slice(&expected).map_err(|e| e.to_string())?;
-                    let got = a
-                        .into_strings()
-                        .map_err(|e| e.to_string())?
-                        .into_raw_vec_and_offset()
-                        .0;
-                    return if got == want {
-                        Ok(())
-                    } else {
-                        Err(format!("{got:?} vs {want:?}"))
-                    };
-                }
-                let got = a.to_bytes(ByteOrder::Little).map_err(|e| e.to_string())?;
-                if got != expected {
-                    return Err("values differ from what Python wrote".into());
-                }
-                Ok(())
-            })();
-            Row {
-                group: "written by Python",
-                case: s("name"),
-                result,
-            }
+        .map(|c| Row {
+            group: "written by Python",
+            case: c["name"].as_str().unwrap_or_default().to_string(),
+            result: check_python_case(dir, c),
         })
         .collect()
+}
+
+/// Reads one array Python wrote (an entry of its manifest) and compares it with the shape and
+/// values Python recorded.
+fn check_python_case(dir: &Path, c: &serde_json::Value) -> Result<(), String> {
+    let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+    let f = AsdfFile::open(dir.join(s("file"))).map_err(|e| e.to_string())?;
+    let a = f.read(&s("pointer")).map_err(|e| e.to_string())?;
+    let shape: Vec<usize> = c["shape"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .filter_map(|x| x.as_u64())
+                .map(|x| x as usize)
+                .collect()
+        })
+        .unwrap_or_default();
+    if a.shape() != shape.as_slice() {
+        return Err(format!("shape {:?}, Python says {shape:?}", a.shape()));
+    }
+    let expected = std::fs::read(s("expected")).map_err(|e| e.to_string())?;
+    if s("kind") == "str" {
+        let want: Vec<String> = serde_json::from_slice(&expected).map_err(|e| e.to_string())?;
+        let got = a
+            .into_strings()
+            .map_err(|e| e.to_string())?
+            .into_raw_vec_and_offset()
+            .0;
+        return if got == want {
+            Ok(())
+        } else {
+            Err(format!("{got:?} vs {want:?}"))
+        };
+    }
+    let got = a.to_bytes(ByteOrder::Little).map_err(|e| e.to_string())?;
+    if got != expected {
+        return Err("values differ from what Python wrote".into());
+    }
+    Ok(())
 }
 
 /// Element `k` of the test pattern of `dtype`, as little-endian bytes (the same pattern as the
@@ -329,8 +329,19 @@ struct OurCase {
     expected: Vec<u8>,
 }
 
+/// Writes the files of our side of the matrix into `dir`: every datatype in both byte orders,
+/// every codec, every layout, a stream; returns what each array must read back as.
 fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
     let mut cases = Vec::new();
+    write_dtypes(dir, &mut cases)?;
+    write_codecs(dir, &mut cases)?;
+    write_layouts(dir, &mut cases)?;
+    write_stream(dir, &mut cases)?;
+    Ok(cases)
+}
+
+/// One 3×5 array of each datatype, in each byte order it has.
+fn write_dtypes(dir: &Path, cases: &mut Vec<OurCase>) -> Result<(), String> {
     let e = |e: asdf::AsdfError| e.to_string();
     for dtype in DTYPES {
         let st = ScalarType::from_name(dtype).ok_or(format!("unknown {dtype}"))?;
@@ -379,6 +390,12 @@ fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
             });
         }
     }
+    Ok(())
+}
+
+/// The same 700 000 floats through each codec.
+fn write_codecs(dir: &Path, cases: &mut Vec<OurCase>) -> Result<(), String> {
+    let e = |e: asdf::AsdfError| e.to_string();
     let walk: Vec<f64> = (0..700_000)
         .map(|k| ((k as f64) * 0.001).sin().round() + k as f64 * 1e-3)
         .collect();
@@ -407,12 +424,15 @@ fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
             expected: walk_bytes.clone(),
         });
     }
+    Ok(())
+}
+
+/// One file of every array layout: transposed, reversed and strided views, a view sharing its
+/// base's block, 0-d, empty, inline, external, big-endian compressed.
+fn write_layouts(dir: &Path, cases: &mut Vec<OurCase>) -> Result<(), String> {
+    let e = |e: asdf::AsdfError| e.to_string();
     let base = Array2::<f64>::from_shape_fn((4, 6), |(i, j)| (i * 6 + j) as f64);
     let cube = Array3::<i32>::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 20 + j * 5 + k) as i32);
-    let le_f64 =
-        |a: ndarray::ArrayViewD<f64>| a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let le_i32 =
-        |a: ndarray::ArrayViewD<i32>| a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let mut w = AsdfWriter::new();
     let fortran = w.add(&base.t(), &StoreOptions::default()).map_err(e)?;
     let reversed = w
@@ -464,6 +484,16 @@ fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
     ]);
     w.write_path(dir.join("rs-layouts.asdf"), tree, &Default::default())
         .map_err(e)?;
+    layout_cases(&base, &cube, cases);
+    Ok(())
+}
+
+/// What each array of `rs-layouts.asdf` must read back as.
+fn layout_cases(base: &Array2<f64>, cube: &Array3<i32>, cases: &mut Vec<OurCase>) {
+    let le_f64 =
+        |a: ndarray::ArrayViewD<f64>| a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let le_i32 =
+        |a: ndarray::ArrayViewD<i32>| a.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let layout = |name: &str, kind: &str, expected: Vec<u8>| OurCase {
         name: format!("rs-layouts/{name}"),
         file: "rs-layouts.asdf".into(),
@@ -495,7 +525,11 @@ fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
         "<i4",
         le_i32(cube.view().into_dyn()),
     ));
-    // A streamed array with rows appended after the file was written.
+}
+
+/// A streamed array with rows appended after the file was written.
+fn write_stream(dir: &Path, cases: &mut Vec<OurCase>) -> Result<(), String> {
+    let e = |e: asdf::AsdfError| e.to_string();
     let mut w = AsdfWriter::new();
     let node = w.add_stream::<f32>(&[3]).map_err(e)?;
     let mut stream = w
@@ -515,7 +549,7 @@ fn write_ours(dir: &Path) -> Result<Vec<OurCase>, String> {
         kind: "<f4".into(),
         expected: rows.iter().flat_map(|x| x.to_le_bytes()).collect(),
     });
-    Ok(cases)
+    Ok(())
 }
 
 const PY_READ: &str = r#"

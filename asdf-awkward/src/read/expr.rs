@@ -362,53 +362,11 @@ impl<'a> Eval<'a> {
     ) -> Result<Val<'a>> {
         match kind {
             Kind::Call => self.eval_call(obj, loc, depth),
-            Kind::Read => {
-                self.hint = None;
-                let full = self.blob_name(obj, loc)?;
-                let remaining = self.opts.limits.max_total_bytes.saturating_sub(self.total_bytes);
-                let max = self.opts.limits.max_blob_bytes.min(remaining);
-                let bytes = self.store.get(&full, max).map_err(|e| match e {
-                    Error::Limit { what, value, limit, .. } => Error::Limit {
-                        location: format!("{} (blob {full:?})", loc),
-                        what,
-                        value,
-                        limit,
-                    },
-                    other => other,
-                })?;
-                let bytes = bytes.ok_or_else(|| Error::MissingBlob { name: full.to_string() })?;
-                self.total_bytes = self.total_bytes.saturating_add(bytes.len() as u64);
-                Ok(Val::Blob(Arc::new(bytes)))
-            }
+            Kind::Read => self.eval_read(obj, loc),
             Kind::List => Ok(Val::List(Arc::new(self.eval_list(&obj["list"], &loc.key("list"), depth, "list")?))),
             Kind::Tuple => Ok(Val::Tuple(Arc::new(self.eval_list(&obj["tuple"], &loc.key("tuple"), depth, "tuple")?))),
-            Kind::Dict => {
-                let l = loc.key("dict");
-                let m = obj["dict"]
-                    .as_object()
-                    .ok_or_else(|| schema_err(&l, "must be a JSON object"))?;
-                let mut out = Vec::with_capacity(m.len().min(1 << 16));
-                for (k, e) in m {
-                    out.push((k.as_str(), self.eval(e, &l.key(k), depth + 1)?));
-                }
-                Ok(Val::Dict(Arc::new(out)))
-            }
-            Kind::Pairs => {
-                let l = loc.key("pairs");
-                let items = obj["pairs"]
-                    .as_array()
-                    .ok_or_else(|| schema_err(&l, "must be a JSON list of [name, expression] pairs"))?;
-                let mut out = Vec::with_capacity(items.len().min(1 << 16));
-                for (i, p) in items.iter().enumerate() {
-                    let li = l.idx(i);
-                    let (name, e) = match p.as_array().map(|a| a.as_slice()) {
-                        Some([Json::String(n), e]) => (n.as_str(), e),
-                        _ => return Err(schema_err(&li, format!("must be a [name, expression] pair, found {}", short(p)))),
-                    };
-                    out.push((name, self.eval(e, &li.idx(1), depth + 1)?));
-                }
-                Ok(Val::Pairs(Arc::new(out)))
-            }
+            Kind::Dict => self.eval_dict(obj, loc, depth),
+            Kind::Pairs => self.eval_pairs(obj, loc, depth),
             Kind::DType => {
                 let d = DType::from_json(&obj["dtype"]).map_err(|m| schema_err(&loc.key("dtype"), m))?;
                 Ok(Val::DType(Arc::new(d)))
@@ -421,46 +379,134 @@ impl<'a> Eval<'a> {
                 ),
             }),
             Kind::Json => Ok(Val::Json(&obj["json"])),
-            Kind::Python => {
-                if self.opts.decode_pickled_scalars {
-                    if let Some(v) = obj["python"]
-                        .as_str()
-                        .and_then(crate::pickle::base64_decode)
-                        .and_then(|b| crate::pickle::decode_scalar(&b))
-                    {
-                        return Ok(Val::PyScalar(v));
-                    }
-                    return Err(Error::Refused {
-                        location: loc.to_string(),
-                        what: "'python' expression that is not a single pickled scalar: never unpickled".into(),
-                    });
-                }
-                Err(Error::Refused {
-                    location: loc.to_string(),
-                    what: "'python' expression: a base64 pickle, which can run arbitrary code, is never unpickled (ReadOptions::decode_pickled_scalars accepts plain pickled numbers)".into(),
-                })
-            }
-            Kind::Ref => {
-                let id = parse_id(&obj["ref"], &loc.key("ref"))?;
-                if let Some(v) = self.done.get(&id) {
-                    return Ok(v.clone());
-                }
-                if self.in_progress.contains(&id) {
-                    return Err(schema_err(loc, format!("reference to expression id {id}, which contains it (reference cycle)")));
-                }
-                let target = *self
-                    .ids
-                    .get(&id)
-                    .ok_or_else(|| schema_err(loc, format!("reference to unknown id {id}")))?;
-                let tl = Loc {
-                    parent: None,
-                    seg: Seg::RefTarget(id),
-                };
-                self.eval(target, &tl, depth + 1)
-            }
+            Kind::Python => self.eval_python(obj, loc),
+            Kind::Ref => self.eval_ref(obj, loc, depth),
         }
     }
 
+    /// A `read` expression: the named blob, within the blob and total limits.
+    fn eval_read(&mut self, obj: &'a Map<String, Json>, loc: &Loc<'_>) -> Result<Val<'a>> {
+        self.hint = None;
+        let full = self.blob_name(obj, loc)?;
+        let max = self.ceiling();
+        let bytes = self.store.get(&full, max).map_err(|e| match e {
+            Error::Limit {
+                what, value, limit, ..
+            } => Error::Limit {
+                location: format!("{} (blob {full:?})", loc),
+                what,
+                value,
+                limit,
+            },
+            other => other,
+        })?;
+        let bytes = bytes.ok_or_else(|| Error::MissingBlob {
+            name: full.to_string(),
+        })?;
+        self.total_bytes = self.total_bytes.saturating_add(bytes.len() as u64);
+        Ok(Val::Blob(Arc::new(bytes)))
+    }
+
+    /// A `dict` expression: each value evaluated under its key.
+    fn eval_dict(
+        &mut self,
+        obj: &'a Map<String, Json>,
+        loc: &Loc<'_>,
+        depth: usize,
+    ) -> Result<Val<'a>> {
+        let l = loc.key("dict");
+        let m = obj["dict"]
+            .as_object()
+            .ok_or_else(|| schema_err(&l, "must be a JSON object"))?;
+        let mut out = Vec::with_capacity(m.len().min(1 << 16));
+        for (k, e) in m {
+            out.push((k.as_str(), self.eval(e, &l.key(k), depth + 1)?));
+        }
+        Ok(Val::Dict(Arc::new(out)))
+    }
+
+    /// A `pairs` expression: `[name, expression]` pairs, in order.
+    fn eval_pairs(
+        &mut self,
+        obj: &'a Map<String, Json>,
+        loc: &Loc<'_>,
+        depth: usize,
+    ) -> Result<Val<'a>> {
+        let l = loc.key("pairs");
+        let items = obj["pairs"]
+            .as_array()
+            .ok_or_else(|| schema_err(&l, "must be a JSON list of [name, expression] pairs"))?;
+        let mut out = Vec::with_capacity(items.len().min(1 << 16));
+        for (i, p) in items.iter().enumerate() {
+            let li = l.idx(i);
+            let (name, e) = match p.as_array().map(|a| a.as_slice()) {
+                Some([Json::String(n), e]) => (n.as_str(), e),
+                _ => {
+                    return Err(schema_err(
+                        &li,
+                        format!("must be a [name, expression] pair, found {}", short(p)),
+                    ))
+                }
+            };
+            out.push((name, self.eval(e, &li.idx(1), depth + 1)?));
+        }
+        Ok(Val::Pairs(Arc::new(out)))
+    }
+
+    /// A `python` expression (a base64 pickle): refused, unless the options accept plain pickled
+    /// scalars and it is one.
+    fn eval_python(&self, obj: &'a Map<String, Json>, loc: &Loc<'_>) -> Result<Val<'a>> {
+        if self.opts.decode_pickled_scalars {
+            if let Some(v) = obj["python"]
+                .as_str()
+                .and_then(crate::pickle::base64_decode)
+                .and_then(|b| crate::pickle::decode_scalar(&b))
+            {
+                return Ok(Val::PyScalar(v));
+            }
+            return Err(Error::Refused {
+                location: loc.to_string(),
+                what: "'python' expression that is not a single pickled scalar: never unpickled"
+                    .into(),
+            });
+        }
+        Err(Error::Refused {
+            location: loc.to_string(),
+            what: "'python' expression: a base64 pickle, which can run arbitrary code, is never unpickled (ReadOptions::decode_pickled_scalars accepts plain pickled numbers)".into(),
+        })
+    }
+
+    /// A `ref` expression: the value of the expression with that id (evaluated once; a cycle
+    /// is an error).
+    fn eval_ref(
+        &mut self,
+        obj: &'a Map<String, Json>,
+        loc: &Loc<'_>,
+        depth: usize,
+    ) -> Result<Val<'a>> {
+        let id = parse_id(&obj["ref"], &loc.key("ref"))?;
+        if let Some(v) = self.done.get(&id) {
+            return Ok(v.clone());
+        }
+        if self.in_progress.contains(&id) {
+            return Err(schema_err(
+                loc,
+                format!("reference to expression id {id}, which contains it (reference cycle)"),
+            ));
+        }
+        let target = *self
+            .ids
+            .get(&id)
+            .ok_or_else(|| schema_err(loc, format!("reference to unknown id {id}")))?;
+        let tl = Loc {
+            parent: None,
+            seg: Seg::RefTarget(id),
+        };
+        self.eval(target, &tl, depth + 1)
+    }
+
+    /// A `call` expression: the function (whitelisted and known), then its positional and
+    /// keyword arguments evaluated into the function's parameter slots, then the construction.
     pub(super) fn eval_call(
         &mut self,
         obj: &'a Map<String, Json>,
@@ -468,6 +514,57 @@ impl<'a> Eval<'a> {
         depth: usize,
     ) -> Result<Val<'a>> {
         let hint = self.hint.take();
+        let ctor = self.call_ctor(obj, loc)?;
+        let (params, required) = ctor.params();
+        let args_json = call_args(obj, loc, ctor, params.len())?;
+        let mut slots: Vec<Option<(Val<'a>, String)>> = vec![None; params.len()];
+        let al = loc.key("args");
+        // numpy.frombuffer: dtype and count first, so the buffer's decompressed size is known.
+        let order: Vec<usize> = if ctor == Ctor::FromBuffer {
+            let mut o: Vec<usize> = (1..args_json.len()).collect();
+            if !args_json.is_empty() {
+                o.push(0);
+            }
+            o
+        } else {
+            (0..args_json.len()).collect()
+        };
+        let mut early_count: Option<u64> = None;
+        for i in order {
+            let li = al.idx(i);
+            if ctor == Ctor::FromBuffer && i == 0 {
+                if let Some(v) = self.frombuffer_direct(obj, args_json, &slots, &li)? {
+                    return Ok(v);
+                }
+                self.hint = self.frombuffer_hint(&slots, early_count);
+            }
+            let v = self.eval(&args_json[i], &li, depth + 1)?;
+            if ctor == Ctor::FromBuffer && i == 2 {
+                if let Val::Json(j) = &v {
+                    early_count = j.as_u64();
+                }
+            }
+            slots[i] = Some((v, li.to_string()));
+        }
+        self.eval_kwargs(obj, loc, ctor, params, &mut slots, depth)?;
+        if let Some(missing) = (0..required).find(|&i| slots[i].is_none()) {
+            return Err(schema_err(
+                loc,
+                format!("{} needs argument {:?}", ctor.name(), params[missing]),
+            ));
+        }
+        let args = Args {
+            ctor,
+            slots,
+            params,
+            loc: loc.to_string(),
+        };
+        self.construct(args, hint)
+    }
+
+    /// The function a `call` names: its spec strings, allowed by the whitelist and known here;
+    /// its `cacheable`/`whitelistable` flags must be booleans.
+    fn call_ctor(&self, obj: &'a Map<String, Json>, loc: &Loc<'_>) -> Result<Ctor> {
         let spec_json = obj["call"].as_array().map(|a| a.as_slice()).unwrap_or(&[]);
         let mut spec = Vec::with_capacity(spec_json.len());
         for s in spec_json {
@@ -509,113 +606,80 @@ impl<'a> Eval<'a> {
                 }
             }
         }
-        let (params, required) = ctor.params();
-        let args_json: &'a [Json] = match obj.get("args") {
-            None => &[],
-            Some(Json::Array(a)) => a,
-            Some(other) => {
-                return Err(schema_err(
-                    &loc.key("args"),
-                    format!("must be a list, found {}", short(other)),
-                ))
-            }
+        Ok(ctor)
+    }
+
+    /// `numpy.frombuffer(buffer, dtype[, count])` with dtype (and count) already evaluated:
+    /// the leaf read straight into its typed buffer when [`direct_leaf`](Self::direct_leaf)
+    /// can, `None` to evaluate the buffer as usual.
+    fn frombuffer_direct(
+        &mut self,
+        obj: &'a Map<String, Json>,
+        args_json: &'a [Json],
+        slots: &[Option<(Val<'a>, String)>],
+        li: &Loc<'_>,
+    ) -> Result<Option<Val<'a>>> {
+        let simple = args_json.len() <= 3 && obj.get("kwargs").is_none();
+        let Some((Val::DType(d), _)) = slots.get(1).and_then(|s| s.as_ref()) else {
+            return Ok(None);
         };
-        if args_json.len() > params.len() {
-            return Err(schema_err(
-                &loc.key("args"),
-                format!(
-                    "{} takes at most {} arguments, {} given",
-                    ctor.name(),
-                    params.len(),
-                    args_json.len()
-                ),
-            ));
+        if !simple {
+            return Ok(None);
         }
-        let mut slots: Vec<Option<(Val<'a>, String)>> = vec![None; params.len()];
-        let al = loc.key("args");
-        // numpy.frombuffer: dtype and count first, so the buffer's decompressed size is known.
-        let order: Vec<usize> = if ctor == Ctor::FromBuffer {
-            let mut o: Vec<usize> = (1..args_json.len()).collect();
-            if !args_json.is_empty() {
-                o.push(0);
-            }
-            o
-        } else {
-            (0..args_json.len()).collect()
+        let count = match slots.get(2).and_then(|s| s.as_ref()) {
+            None => Some(None),
+            Some((Val::Json(j), _)) if j.as_i64() == Some(-1) => Some(None),
+            Some((Val::Json(j), _)) => j.as_u64().map(Some),
+            _ => None,
         };
-        let mut early_count: Option<u64> = None;
-        for i in order {
-            let li = al.idx(i);
-            if ctor == Ctor::FromBuffer && i == 0 {
-                let simple = args_json.len() <= 3 && obj.get("kwargs").is_none();
-                if let (true, Some((Val::DType(d), _))) =
-                    (simple, slots.get(1).and_then(|s| s.as_ref()))
-                {
-                    let count = match slots.get(2).and_then(|s| s.as_ref()) {
-                        None => Some(None),
-                        Some((Val::Json(j), _)) if j.as_i64() == Some(-1) => Some(None),
-                        Some((Val::Json(j), _)) => j.as_u64().map(Some),
-                        _ => None,
-                    };
-                    if let Some(count) = count {
-                        let d = d.clone();
-                        if let Some(v) = self.direct_leaf(&args_json[0], &d, count, &li)? {
-                            return Ok(v);
-                        }
-                    }
-                }
-                self.hint = self.frombuffer_hint(&slots, early_count);
+        match count {
+            Some(count) => {
+                let d = d.clone();
+                self.direct_leaf(&args_json[0], &d, count, li)
             }
-            let v = self.eval(&args_json[i], &li, depth + 1)?;
-            if ctor == Ctor::FromBuffer && i == 2 {
-                if let Val::Json(j) = &v {
-                    early_count = j.as_u64();
-                }
-            }
-            slots[i] = Some((v, li.to_string()));
+            None => Ok(None),
         }
-        match obj.get("kwargs") {
-            None => {}
-            Some(Json::Object(kw)) => {
-                let kl = loc.key("kwargs");
-                for (k, e) in kw {
-                    let Some(pos) = params.iter().position(|p| p == k) else {
-                        return Err(schema_err(
-                            &kl.key(k),
-                            format!("{} has no parameter {k:?}", ctor.name()),
-                        ));
-                    };
-                    if slots[pos].is_some() {
-                        return Err(schema_err(
-                            &kl.key(k),
-                            format!("parameter {k:?} given twice"),
-                        ));
-                    }
-                    let lk = kl.key(k);
-                    let v = self.eval(e, &lk, depth + 1)?;
-                    slots[pos] = Some((v, lk.to_string()));
-                }
-            }
+    }
+
+    /// A `call`'s `kwargs`, evaluated into the slots of the parameters they name.
+    fn eval_kwargs(
+        &mut self,
+        obj: &'a Map<String, Json>,
+        loc: &Loc<'_>,
+        ctor: Ctor,
+        params: &[&str],
+        slots: &mut [Option<(Val<'a>, String)>],
+        depth: usize,
+    ) -> Result<()> {
+        let kw = match obj.get("kwargs") {
+            None => return Ok(()),
+            Some(Json::Object(kw)) => kw,
             Some(other) => {
                 return Err(schema_err(
                     &loc.key("kwargs"),
                     format!("must be an object, found {}", short(other)),
                 ))
             }
-        }
-        if let Some(missing) = (0..required).find(|&i| slots[i].is_none()) {
-            return Err(schema_err(
-                loc,
-                format!("{} needs argument {:?}", ctor.name(), params[missing]),
-            ));
-        }
-        let args = Args {
-            ctor,
-            slots,
-            params,
-            loc: loc.to_string(),
         };
-        self.construct(args, hint)
+        let kl = loc.key("kwargs");
+        for (k, e) in kw {
+            let Some(pos) = params.iter().position(|p| p == k) else {
+                return Err(schema_err(
+                    &kl.key(k),
+                    format!("{} has no parameter {k:?}", ctor.name()),
+                ));
+            };
+            if slots[pos].is_some() {
+                return Err(schema_err(
+                    &kl.key(k),
+                    format!("parameter {k:?} given twice"),
+                ));
+            }
+            let lk = kl.key(k);
+            let v = self.eval(e, &lk, depth + 1)?;
+            slots[pos] = Some((v, lk.to_string()));
+        }
+        Ok(())
     }
 
     pub(super) fn bump(&mut self, loc: &Loc<'_>) -> Result<()> {
@@ -789,4 +853,34 @@ impl<'a> Args<'a> {
             other => Err(self.wrong(i, "a uint8 array", other)),
         }
     }
+}
+
+/// A `call`'s positional `args` (none when absent), at most `max` of them.
+fn call_args<'a>(
+    obj: &'a Map<String, Json>,
+    loc: &Loc<'_>,
+    ctor: Ctor,
+    max: usize,
+) -> Result<&'a [Json]> {
+    let args: &'a [Json] = match obj.get("args") {
+        None => &[],
+        Some(Json::Array(a)) => a,
+        Some(other) => {
+            return Err(schema_err(
+                &loc.key("args"),
+                format!("must be a list, found {}", short(other)),
+            ))
+        }
+    };
+    if args.len() > max {
+        return Err(schema_err(
+            &loc.key("args"),
+            format!(
+                "{} takes at most {max} arguments, {} given",
+                ctor.name(),
+                args.len()
+            ),
+        ));
+    }
+    Ok(args)
 }

@@ -36,140 +36,139 @@ impl<'a> Eval<'a> {
         let Some(eb) = dtype.element_bytes().filter(|&e| e > 0).map(|e| e as u64) else {
             return Ok(None);
         };
+        let ceiling = self.ceiling();
+        let leaf = match kind_of(o) {
+            Some(Kind::Read) => self.read_leaf(o, dtype, eb, count, ceiling, loc)?,
+            Some(Kind::Call) => self.zlib_leaf(o, dtype, eb, count, loc)?,
+            _ => None,
+        };
+        let Some((mut buf, count)) = leaf else {
+            return Ok(None);
+        };
+        buf.fix_order(dtype.order);
+        let leaf = NumpyArray::from_parts(dtype, buf, count as usize);
+        Ok(Some(self.leaf_val(leaf)))
+    }
+
+    /// [`direct_leaf`](Self::direct_leaf) of a plain `read`: `count` elements of `eb` bytes
+    /// (all the blob holds when `count` is `None`) read from the store into a typed buffer.
+    fn read_leaf(
+        &mut self,
+        o: &'a serde_json::Map<String, Json>,
+        dtype: &DType,
+        eb: u64,
+        count: Option<u64>,
+        ceiling: u64,
+        loc: &Loc<'_>,
+    ) -> Result<Option<(Buffer, u64)>> {
+        self.bump(loc)?;
+        let name = self.blob_name(o, loc)?;
+        let size = self.store.size(&name)?.ok_or_else(|| Error::MissingBlob {
+            name: name.to_string(),
+        })?;
+        if size > ceiling {
+            return Err(Error::Limit {
+                location: format!("{loc} (blob {name:?})"),
+                what: "blob size in bytes",
+                value: size,
+                limit: ceiling,
+            });
+        }
+        let count = match count {
+            Some(c) => c,
+            None if size % eb == 0 => size / eb,
+            None => return Ok(None),
+        };
+        let needed = count.checked_mul(eb).filter(|&n| n <= size).ok_or_else(|| Error::Blob {
+            name: name.to_string(),
+            message: format!(
+                "at {loc}: the schema declares {count} elements of {} ({eb} bytes each) but the blob has only {size} bytes",
+                dtype.to_json()
+            ),
+        })?;
+        let scalars = (needed / dtype.primitive.itemsize() as u64) as usize;
+        let Some(mut buf) = Buffer::zeroed(&dtype.primitive, scalars) else {
+            return Ok(None);
+        };
+        if let Some(bytes) = buf.bytes_mut() {
+            self.store.read_into(&name, bytes)?;
+        }
+        self.total_bytes = self.total_bytes.saturating_add(needed);
+        Ok(Some((buf, count)))
+    }
+
+    /// [`direct_leaf`](Self::direct_leaf) of `zlib.decompress(read)` with a declared count:
+    /// the stream inflated straight into a typed buffer of exactly the declared size.
+    fn zlib_leaf(
+        &mut self,
+        o: &'a serde_json::Map<String, Json>,
+        dtype: &DType,
+        eb: u64,
+        count: Option<u64>,
+        loc: &Loc<'_>,
+    ) -> Result<Option<(Buffer, u64)>> {
+        let spec_ok = matches!(o["call"].as_array().map(|a| a.as_slice()), Some([a, b]) if a == "zlib" && b == "decompress");
+        let read = match o
+            .get("args")
+            .and_then(|a| a.as_array())
+            .map(|a| a.as_slice())
+        {
+            Some([Json::Object(r)]) if kind_of(r) == Some(Kind::Read) && !r.contains_key("id") => r,
+            _ => return Ok(None),
+        };
+        let (Some(count), true, None, true) = (
+            count,
+            spec_ok,
+            o.get("kwargs"),
+            self.opts.whitelist.allows(&["zlib", "decompress"]),
+        ) else {
+            return Ok(None);
+        };
+        self.bump(loc)?;
+        let rl = loc.key("args");
+        let rl = rl.idx(0);
+        self.bump(&rl)?;
+        let name = self.blob_name(read, &rl)?;
+        let ceiling = self.ceiling();
+        let compressed = self
+            .store
+            .get(&name, ceiling)?
+            .ok_or_else(|| Error::MissingBlob {
+                name: name.to_string(),
+            })?;
+        self.total_bytes = self.total_bytes.saturating_add(compressed.len() as u64);
+        let ceiling = self.ceiling();
+        let needed = count.saturating_mul(eb);
+        if needed > ceiling {
+            return Err(Error::Limit {
+                location: loc.to_string(),
+                what: "decompressed size (declared by frombuffer's count × dtype)",
+                value: needed,
+                limit: ceiling,
+            });
+        }
+        let scalars = (needed / dtype.primitive.itemsize() as u64) as usize;
+        // Refused before allocating when deflate could not expand that far.
+        check_inflated_size(&compressed, needed, loc)?;
+        let Some(mut buf) = Buffer::zeroed(&dtype.primitive, scalars) else {
+            return Ok(None);
+        };
+        if let Some(bytes) = buf.bytes_mut() {
+            inflate_exact(&compressed, bytes, loc)?;
+        }
+        self.total_bytes = self.total_bytes.saturating_add(needed);
+        Ok(Some((buf, count)))
+    }
+
+    /// The most bytes one blob may still take: the per-blob limit, or what is left of the
+    /// total.
+    pub(super) fn ceiling(&self) -> u64 {
         let remaining = self
             .opts
             .limits
             .max_total_bytes
             .saturating_sub(self.total_bytes);
-        let ceiling = self.opts.limits.max_blob_bytes.min(remaining);
-        let (mut buf, count) = match kind_of(o) {
-            Some(Kind::Read) => {
-                self.bump(loc)?;
-                let name = self.blob_name(o, loc)?;
-                let size = self.store.size(&name)?.ok_or_else(|| Error::MissingBlob {
-                    name: name.to_string(),
-                })?;
-                if size > ceiling {
-                    return Err(Error::Limit {
-                        location: format!("{loc} (blob {name:?})"),
-                        what: "blob size in bytes",
-                        value: size,
-                        limit: ceiling,
-                    });
-                }
-                let count = match count {
-                    Some(c) => c,
-                    None if size % eb == 0 => size / eb,
-                    None => return Ok(None),
-                };
-                let needed = count.checked_mul(eb).filter(|&n| n <= size).ok_or_else(|| Error::Blob {
-                    name: name.to_string(),
-                    message: format!(
-                        "at {loc}: the schema declares {count} elements of {} ({eb} bytes each) but the blob has only {size} bytes",
-                        dtype.to_json()
-                    ),
-                })?;
-                let scalars = (needed / dtype.primitive.itemsize() as u64) as usize;
-                let Some(mut buf) = Buffer::zeroed(&dtype.primitive, scalars) else {
-                    return Ok(None);
-                };
-                if let Some(bytes) = buf.bytes_mut() {
-                    self.store.read_into(&name, bytes)?;
-                }
-                self.total_bytes = self.total_bytes.saturating_add(needed);
-                (buf, count)
-            }
-            Some(Kind::Call) => {
-                let spec_ok = matches!(o["call"].as_array().map(|a| a.as_slice()), Some([a, b]) if a == "zlib" && b == "decompress");
-                let read = match o
-                    .get("args")
-                    .and_then(|a| a.as_array())
-                    .map(|a| a.as_slice())
-                {
-                    Some([Json::Object(r)])
-                        if kind_of(r) == Some(Kind::Read) && !r.contains_key("id") =>
-                    {
-                        r
-                    }
-                    _ => return Ok(None),
-                };
-                let (Some(count), true, None, true) = (
-                    count,
-                    spec_ok,
-                    o.get("kwargs"),
-                    self.opts.whitelist.allows(&["zlib", "decompress"]),
-                ) else {
-                    return Ok(None);
-                };
-                self.bump(loc)?;
-                let rl = loc.key("args");
-                let rl = rl.idx(0);
-                self.bump(&rl)?;
-                let name = self.blob_name(read, &rl)?;
-                let compressed =
-                    self.store
-                        .get(&name, ceiling)?
-                        .ok_or_else(|| Error::MissingBlob {
-                            name: name.to_string(),
-                        })?;
-                self.total_bytes = self.total_bytes.saturating_add(compressed.len() as u64);
-                let derr = |m: String| Error::Decompress {
-                    codec: "zlib",
-                    location: loc.to_string(),
-                    message: m,
-                };
-                let remaining = self
-                    .opts
-                    .limits
-                    .max_total_bytes
-                    .saturating_sub(self.total_bytes);
-                let ceiling = self.opts.limits.max_blob_bytes.min(remaining);
-                let needed = count.saturating_mul(eb);
-                if needed > ceiling {
-                    return Err(Error::Limit {
-                        location: loc.to_string(),
-                        what: "decompressed size (declared by frombuffer's count × dtype)",
-                        value: needed,
-                        limit: ceiling,
-                    });
-                }
-                // Deflate cannot expand more than 1032:1, so a larger declaration is a lie; refuse
-                // it before allocating.
-                if needed > array_core::bounds::deflate_max_decoded(compressed.len() as u64) {
-                    return Err(derr(format!(
-                        "frombuffer declares {needed} bytes, impossible from {} zlib bytes",
-                        compressed.len()
-                    )));
-                }
-                let scalars = (needed / dtype.primitive.itemsize() as u64) as usize;
-                let Some(mut buf) = Buffer::zeroed(&dtype.primitive, scalars) else {
-                    return Ok(None);
-                };
-                if let Some(bytes) = buf.bytes_mut() {
-                    let mut dec = flate2::read::ZlibDecoder::new(&compressed[..]);
-                    dec.read_exact(bytes).map_err(|e| {
-                        derr(format!(
-                            "{e} (frombuffer expects {needed} decompressed bytes)"
-                        ))
-                    })?;
-                    let mut probe = [0u8; 1];
-                    if dec.read(&mut probe).map_err(|e| derr(e.to_string()))? != 0 {
-                        return Err(Error::Limit {
-                            location: loc.to_string(),
-                            what: "decompressed size (declared by frombuffer's count × dtype)",
-                            value: needed.saturating_add(1),
-                            limit: needed,
-                        });
-                    }
-                }
-                self.total_bytes = self.total_bytes.saturating_add(needed);
-                (buf, count)
-            }
-            _ => return Ok(None),
-        };
-        buf.fix_order(dtype.order);
-        let leaf = NumpyArray::from_parts(dtype, buf, count as usize);
-        Ok(Some(self.leaf_val(leaf)))
+        self.opts.limits.max_blob_bytes.min(remaining)
     }
 
     /// Wraps a numpy leaf (an expanded size of 1).
@@ -282,9 +281,7 @@ impl<'a> Eval<'a> {
             Some(Val::Blob(b)) => b.clone(),
             other => return Err(a.wrong(0, "a blob", other)),
         };
-        let lim = &self.opts.limits;
-        let remaining = lim.max_total_bytes.saturating_sub(self.total_bytes);
-        let ceiling = lim.max_blob_bytes.min(remaining);
+        let ceiling = self.ceiling();
         let (max, what) = match hint {
             Some(h) if h <= ceiling => (
                 h,
@@ -292,75 +289,143 @@ impl<'a> Eval<'a> {
             ),
             _ => (ceiling, "decompressed size in bytes"),
         };
-        let loc = a.loc.clone();
-        let derr = |m: String| Error::Decompress {
-            codec,
-            location: loc.clone(),
-            message: m,
-        };
         let out: Vec<u8> = match a.ctor {
-            Ctor::Lz4Block => {
-                if input.len() < 4 {
-                    return Err(derr("input shorter than the 4-byte size prefix".into()));
-                }
-                let declared = u32::from_le_bytes([input[0], input[1], input[2], input[3]]) as u64;
-                if declared > max || hint.is_some_and(|h| h != declared) {
-                    return Err(Error::Limit {
-                        location: a.loc.clone(),
-                        what: "lz4 declared uncompressed size",
-                        value: declared,
-                        limit: hint.unwrap_or(max).min(max),
-                    });
-                }
-                // lz4 expands at most 255:1, so a larger declaration cannot be honest.
-                if declared > array_core::bounds::lz4_max_decoded(input.len() as u64) {
-                    return Err(derr(format!(
-                        "declared size {declared} is impossible for {} compressed bytes",
-                        input.len()
-                    )));
-                }
-                lz4_flex::block::decompress(&input[4..], declared as usize)
-                    .map_err(|e| derr(e.to_string()))?
-            }
-            _ => {
-                let cap = hint
-                    .unwrap_or(0)
-                    .min(max)
-                    .min(array_core::bounds::deflate_max_decoded(input.len() as u64))
-                    as usize;
-                let mut out = Vec::with_capacity(cap);
-                let res = if a.ctor == Ctor::Zlib {
-                    flate2::read::ZlibDecoder::new(&input[..])
-                        .take(max.saturating_add(1))
-                        .read_to_end(&mut out)
-                } else {
-                    let stream = liblzma::stream::Stream::new_auto_decoder(u64::MAX, 0)
-                        .map_err(|e| derr(e.to_string()))?;
-                    liblzma::read::XzDecoder::new_stream(&input[..], stream)
-                        .take(max.saturating_add(1))
-                        .read_to_end(&mut out)
-                };
-                res.map_err(|e| derr(e.to_string()))?;
-                if out.len() as u64 > max {
-                    return Err(Error::Limit {
-                        location: a.loc.clone(),
-                        what,
-                        value: out.len() as u64,
-                        limit: max,
-                    });
-                }
-                out
-            }
+            Ctor::Lz4Block => lz4_block(&input, max, hint, &a.loc)?,
+            ctor => inflate(ctor, &input, max, hint, what, &a.loc)?,
         };
         if let Some(h) = hint {
             if out.len() as u64 != h {
-                return Err(derr(format!(
-                    "produced {} bytes, frombuffer expects exactly {h}",
-                    out.len()
-                )));
+                return Err(decompress_error(
+                    codec,
+                    &a.loc,
+                    format!(
+                        "produced {} bytes, frombuffer expects exactly {h}",
+                        out.len()
+                    ),
+                ));
             }
         }
         self.total_bytes = self.total_bytes.saturating_add(out.len() as u64);
         Ok(Val::Blob(Arc::new(Cow::Owned(out))))
     }
+}
+
+/// An `lz4.block.decompress` of `input` (a 4-byte little-endian size, then the block): the
+/// declared size must be within `max`, equal to `hint` when there is one, and possible for the
+/// input's length.
+fn lz4_block(input: &[u8], max: u64, hint: Option<u64>, loc: &str) -> Result<Vec<u8>> {
+    let derr = |m: String| decompress_error("lz4.block", loc, m);
+    if input.len() < 4 {
+        return Err(derr("input shorter than the 4-byte size prefix".into()));
+    }
+    let declared = u32::from_le_bytes([input[0], input[1], input[2], input[3]]) as u64;
+    if declared > max || hint.is_some_and(|h| h != declared) {
+        return Err(Error::Limit {
+            location: loc.to_string(),
+            what: "lz4 declared uncompressed size",
+            value: declared,
+            limit: hint.unwrap_or(max).min(max),
+        });
+    }
+    // lz4 expands at most 255:1, so a larger declaration cannot be honest.
+    if declared > array_core::bounds::lz4_max_decoded(input.len() as u64) {
+        return Err(derr(format!(
+            "declared size {declared} is impossible for {} compressed bytes",
+            input.len()
+        )));
+    }
+    lz4_flex::block::decompress(&input[4..], declared as usize).map_err(|e| derr(e.to_string()))
+}
+
+/// A `zlib.decompress` or `lzma.decompress` of `input`, stopped past `max` bytes (an error
+/// naming `what`); `hint`, the size frombuffer expects, sizes the output up front.
+fn inflate(
+    ctor: Ctor,
+    input: &[u8],
+    max: u64,
+    hint: Option<u64>,
+    what: &'static str,
+    loc: &str,
+) -> Result<Vec<u8>> {
+    let codec = if ctor == Ctor::Zlib { "zlib" } else { "lzma" };
+    let derr = |m: String| decompress_error(codec, loc, m);
+    let cap = hint
+        .unwrap_or(0)
+        .min(max)
+        .min(array_core::bounds::deflate_max_decoded(input.len() as u64)) as usize;
+    let mut out = Vec::with_capacity(cap);
+    let res = if ctor == Ctor::Zlib {
+        flate2::read::ZlibDecoder::new(input)
+            .take(max.saturating_add(1))
+            .read_to_end(&mut out)
+    } else {
+        let stream = liblzma::stream::Stream::new_auto_decoder(u64::MAX, 0)
+            .map_err(|e| derr(e.to_string()))?;
+        liblzma::read::XzDecoder::new_stream(input, stream)
+            .take(max.saturating_add(1))
+            .read_to_end(&mut out)
+    };
+    res.map_err(|e| derr(e.to_string()))?;
+    if out.len() as u64 > max {
+        return Err(Error::Limit {
+            location: loc.to_string(),
+            what,
+            value: out.len() as u64,
+            limit: max,
+        });
+    }
+    Ok(out)
+}
+
+fn decompress_error(codec: &'static str, location: &str, message: String) -> Error {
+    Error::Decompress {
+        codec,
+        location: location.to_string(),
+        message,
+    }
+}
+
+/// Deflate cannot expand more than 1032:1, so a declaration of more is a lie: refused before
+/// anything is allocated for it.
+fn check_inflated_size(compressed: &[u8], needed: u64, loc: &Loc<'_>) -> Result<()> {
+    if needed > array_core::bounds::deflate_max_decoded(compressed.len() as u64) {
+        return Err(zlib_error(
+            loc,
+            format!(
+                "frombuffer declares {needed} bytes, impossible from {} zlib bytes",
+                compressed.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Inflates the zlib stream `compressed` into exactly `out`: an error if it holds less, or more.
+fn inflate_exact(compressed: &[u8], out: &mut [u8], loc: &Loc<'_>) -> Result<()> {
+    let needed = out.len() as u64;
+    let mut dec = flate2::read::ZlibDecoder::new(compressed);
+    dec.read_exact(out).map_err(|e| {
+        zlib_error(
+            loc,
+            format!("{e} (frombuffer expects {needed} decompressed bytes)"),
+        )
+    })?;
+    let mut probe = [0u8; 1];
+    if dec
+        .read(&mut probe)
+        .map_err(|e| zlib_error(loc, e.to_string()))?
+        != 0
+    {
+        return Err(Error::Limit {
+            location: loc.to_string(),
+            what: "decompressed size (declared by frombuffer's count × dtype)",
+            value: needed.saturating_add(1),
+            limit: needed,
+        });
+    }
+    Ok(())
+}
+
+fn zlib_error(loc: &Loc<'_>, message: String) -> Error {
+    decompress_error("zlib", &loc.to_string(), message)
 }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::{arg, Ctx};
 use crate::data::{check_sum, counts_f64, scaled, sum};
 use crate::measure::{best, on_threads, BenchError, Result, Row};
-use crate::python::opt;
+use crate::python::{opt, Outputs};
 
 /// Arrays in the "many arrays" layout, and chunks in the chunked one.
 const PARTS: usize = 64;
@@ -241,17 +241,37 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// What the writes and reads of one codec share.
+struct CodecRun<'a> {
+    codec: &'a str,
+    dir: &'a Path,
+    /// Bytes of the array, and the same as a label.
+    bytes: u64,
+    size: String,
+    /// All cores.
+    threads: usize,
+    /// The sum every read must give.
+    want: f64,
+    /// The Python side's times (`None` without Python).
+    py: Option<Outputs>,
+}
+
+impl CodecRun<'_> {
+    fn label(&self, what: &str, shape: Shape, t: usize) -> String {
+        format!("{what} {} {} [{t} thr]", self.codec, shape.name())
+    }
+
+    fn py(&self, key: &str) -> Result<Option<f64>> {
+        opt(&self.py, key)
+    }
+}
+
 fn one_codec(ctx: &Ctx, codec: &str, base: u64) -> Result<Vec<Row>> {
     let unit = 8 * PARTS as u64 * 1024;
     let bytes = scaled(base, ctx.scale, unit);
     let data = counts_f64((bytes / 8) as usize);
     let want = sum(&data);
-    let n = ctx.threads;
     let dir = ctx.dir;
-    let mut rows = Vec::new();
-    let label =
-        |what: &str, shape: Shape, t: usize| format!("{what} {codec} {} [{t} thr]", shape.name());
-    let size = format!("{} MiB", bytes >> 20);
 
     // Python writes first (its files are the ones everybody reads).
     let raw = dir.join(format!("{codec}.f64"));
@@ -272,103 +292,130 @@ fn one_codec(ctx: &Ctx, codec: &str, base: u64) -> Result<Vec<Row>> {
             want,
         )?;
     }
-    let p = |k| opt(&py, k);
-
+    let run = CodecRun {
+        codec,
+        dir,
+        bytes,
+        size: format!("{} MiB", bytes >> 20),
+        threads: ctx.threads,
+        want,
+        py,
+    };
     // Limits: the codec alone, one thread, whole buffer.
     let (raw_c, raw_d) = on_threads(1, || super::limits::codec(codec, &data))??;
-
-    // Writes.
+    let mut rows = Vec::new();
     for shape in [Shape::One, Shape::Many, Shape::Chunked] {
-        let path = dir.join(format!("ours_{}.asdf", shape.name().replace(' ', "_")));
-        let python = match shape {
-            Shape::One => p("write_one")?,
-            Shape::Many => p("write_many")?,
-            Shape::Chunked => None,
-        };
-        let all_threads = thread_rows(
-            &mut rows,
-            &|t| format!("5. {}", label("write", shape, t)),
-            Timing {
-                shape,
-                threads: n,
-                bytes,
-                python,
-                size: &size,
-                limit: (format!("raw {codec} compress"), raw_c),
-            },
-            |_| None,
-            |t| Ok(on_threads(t, || best(|| write_ours(&data, codec, shape, &path)))??.0),
-        )?;
-        if let (Some(c), true) = (rs_codec(codec), shape != Shape::Chunked) {
-            let ours_n = all_threads;
-            let rs_path = dir.join("rs.asdf");
-            let (t, ()) = best(|| write_rs(&data, c, shape, &rs_path))?;
-            std::fs::remove_file(&rs_path).map_err(|e| BenchError::io(&rs_path, e))?;
-            rows.push(
-                Row::new(format!("5. {}", label("write", shape, n)), ours_n)
-                    .peer("asdf-rs", t)
-                    .bytes(bytes),
-            );
-        }
+        write_rows(&run, &data, shape, raw_c, &mut rows)?;
     }
     drop(data);
     // Untimed: flush every file just written, so that write-back does not slow the first read.
     crate::data::sync_dir(dir)?;
-
-    // Reads: Python's files for one and many arrays (ours when Python is skipped), ours for the
-    // chunked array.
     for shape in [Shape::One, Shape::Many, Shape::Chunked] {
-        let ours_file = dir.join(format!("ours_{}.asdf", shape.name().replace(' ', "_")));
-        let path = match shape {
-            Shape::One if py.is_some() => dir.join("py_one.asdf"),
-            Shape::Many if py.is_some() => dir.join("py_many.asdf"),
-            _ => ours_file,
-        };
-        // Untimed warm-up: the first read of a large file after the write phase is several
-        // times slower than the next ones, whatever the thread count (see the README).
-        let first = std::time::Instant::now();
-        check_sum(codec, "ours (warm-up)", read_ours(&path)?, want)?;
-        let first = first.elapsed().as_secs_f64();
-        let python = match shape {
-            Shape::One => p("read_one")?,
-            Shape::Many => p("read_many")?,
-            Shape::Chunked => None,
-        };
-        let all_threads = thread_rows(
-            &mut rows,
-            &|t| format!("4. {}", label("read", shape, t)),
-            Timing {
-                shape,
-                threads: n,
-                bytes,
-                python,
-                size: &size,
-                limit: (format!("raw {codec} decompress"), raw_d),
-            },
-            |secs| {
-                Some(
-                    Row::new(format!("4. {}", label("read", shape, 1)), secs)
-                        .peer(format!("ours, first read [{n} thr]"), first)
-                        .bytes(bytes)
-                        .note("warm-up effect"),
-                )
-            },
-            |t| {
-                let (secs, s) = on_threads(t, || best(|| read_ours(&path)))??;
-                check_sum(codec, "ours", s, want)?;
-                Ok(secs)
-            },
-        )?;
-        if rs_codec(codec).is_some() && shape != Shape::Chunked {
-            let ours_n = all_threads;
-            let (t, s) = best(|| read_rs(&path, shape))?;
-            check_sum(codec, "asdf-rs", s, want)?;
-            rows.push(
-                Row::new(format!("4. {}", label("read", shape, n)), ours_n)
-                    .peer("asdf-rs", t)
-                    .bytes(bytes),
-            );
-        }
+        read_rows(&run, shape, raw_d, &mut rows)?;
     }
     Ok(rows)
+}
+
+/// The write rows of one shape: ours on 1 and all threads, beside Python, the codec alone and
+/// asdf-rs.
+fn write_rows(
+    run: &CodecRun<'_>,
+    data: &[f64],
+    shape: Shape,
+    raw_c: f64,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let (codec, n) = (run.codec, run.threads);
+    let path = run
+        .dir
+        .join(format!("ours_{}.asdf", shape.name().replace(' ', "_")));
+    let python = match shape {
+        Shape::One => run.py("write_one")?,
+        Shape::Many => run.py("write_many")?,
+        Shape::Chunked => None,
+    };
+    let all_threads = thread_rows(
+        rows,
+        &|t| format!("5. {}", run.label("write", shape, t)),
+        Timing {
+            shape,
+            threads: n,
+            bytes: run.bytes,
+            python,
+            size: &run.size,
+            limit: (format!("raw {codec} compress"), raw_c),
+        },
+        |_| None,
+        |t| Ok(on_threads(t, || best(|| write_ours(data, codec, shape, &path)))??.0),
+    )?;
+    if let (Some(c), true) = (rs_codec(codec), shape != Shape::Chunked) {
+        let rs_path = run.dir.join("rs.asdf");
+        let (t, ()) = best(|| write_rs(data, c, shape, &rs_path))?;
+        std::fs::remove_file(&rs_path).map_err(|e| BenchError::io(&rs_path, e))?;
+        rows.push(
+            Row::new(format!("5. {}", run.label("write", shape, n)), all_threads)
+                .peer("asdf-rs", t)
+                .bytes(run.bytes),
+        );
+    }
+    Ok(())
+}
+
+/// The read rows of one shape: Python's files for one and many arrays (ours when Python is
+/// skipped), ours for the chunked array; ours on 1 and all threads, beside Python, the codec
+/// alone, the first (warm-up) read and asdf-rs.
+fn read_rows(run: &CodecRun<'_>, shape: Shape, raw_d: f64, rows: &mut Vec<Row>) -> Result<()> {
+    let (codec, n, want, bytes) = (run.codec, run.threads, run.want, run.bytes);
+    let dir = run.dir;
+    let ours_file = dir.join(format!("ours_{}.asdf", shape.name().replace(' ', "_")));
+    let path = match shape {
+        Shape::One if run.py.is_some() => dir.join("py_one.asdf"),
+        Shape::Many if run.py.is_some() => dir.join("py_many.asdf"),
+        _ => ours_file,
+    };
+    // Untimed warm-up: the first read of a large file after the write phase is several times
+    // slower than the next ones, whatever the thread count (see the README).
+    let first = std::time::Instant::now();
+    check_sum(codec, "ours (warm-up)", read_ours(&path)?, want)?;
+    let first = first.elapsed().as_secs_f64();
+    let python = match shape {
+        Shape::One => run.py("read_one")?,
+        Shape::Many => run.py("read_many")?,
+        Shape::Chunked => None,
+    };
+    let all_threads = thread_rows(
+        rows,
+        &|t| format!("4. {}", run.label("read", shape, t)),
+        Timing {
+            shape,
+            threads: n,
+            bytes,
+            python,
+            size: &run.size,
+            limit: (format!("raw {codec} decompress"), raw_d),
+        },
+        |secs| {
+            Some(
+                Row::new(format!("4. {}", run.label("read", shape, 1)), secs)
+                    .peer(format!("ours, first read [{n} thr]"), first)
+                    .bytes(bytes)
+                    .note("warm-up effect"),
+            )
+        },
+        |t| {
+            let (secs, s) = on_threads(t, || best(|| read_ours(&path)))??;
+            check_sum(codec, "ours", s, want)?;
+            Ok(secs)
+        },
+    )?;
+    if rs_codec(codec).is_some() && shape != Shape::Chunked {
+        let (t, s) = best(|| read_rs(&path, shape))?;
+        check_sum(codec, "asdf-rs", s, want)?;
+        rows.push(
+            Row::new(format!("4. {}", run.label("read", shape, n)), all_threads)
+                .peer("asdf-rs", t)
+                .bytes(bytes),
+        );
+    }
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! Case 2: open a file with 10 000 small arrays and read every one.
 
+use std::path::Path;
+
 use asdf::block::ChecksumPolicy;
 use asdf::ndarray::NdArrayMeta;
 use asdf::yaml::Node;
@@ -26,11 +28,9 @@ out("read_all", t)
 out("sum", s)
 "#;
 
-pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
-    let n = ((10_000.0 * ctx.scale) as usize).max(100);
-    let path = ctx.dir.join("many.asdf");
+/// Writes `n` float64 arrays of [`LEN`] into `path` under `/arrays`; returns the sum of all.
+fn write_many(path: &Path, n: usize) -> Result<f64> {
     let data = counts_f64(n * LEN);
-    let want = sum(&data);
     let mut w = asdf::AsdfWriter::new();
     let mut arrays = Vec::with_capacity(n);
     for (i, chunk) in data.chunks(LEN).enumerate() {
@@ -41,8 +41,36 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         arrays.push((format!("a{i:05}"), node));
     }
     let tree = Node::mapping([("arrays", Node::mapping(arrays))]);
-    w.write_path(&path, tree, &Default::default())
+    w.write_path(path, tree, &Default::default())
         .map_err(BenchError::ours)?;
+    Ok(sum(&data))
+}
+
+/// Our read of every array through JSON Pointers (`AsdfFile::arrays` then `AsdfFile::array`),
+/// and asdf-rs's read of every array.
+fn by_pointer_and_asdf_rs(path: &Path, want: f64) -> Result<(f64, f64)> {
+    let (ours_ptr, got) = best(|| {
+        let f = asdf::AsdfFile::open(path).map_err(BenchError::ours)?;
+        let mut s = 0.0;
+        for (pointer, _) in f.arrays() {
+            s += f.array::<f64>(&pointer).map_err(BenchError::ours)?.sum();
+        }
+        Ok(s)
+    })?;
+    check_sum("many", "ours by pointer", got, want)?;
+    let (rs, got) = best(|| {
+        let e = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
+        let f = asdf_rs::AsdfFile::open(path).map_err(e)?;
+        super::rs_sum_arrays(&f)
+    })?;
+    check_sum("many", "asdf-rs", got, want)?;
+    Ok((ours_ptr, rs))
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let n = ((10_000.0 * ctx.scale) as usize).max(100);
+    let path = ctx.dir.join("many.asdf");
+    let want = write_many(&path, n)?;
     let note = format!("{n} float64 arrays of {LEN}");
 
     // Like the peers: iterate over the mapping of arrays, read each node's array. Our default
@@ -69,24 +97,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     skip.blocks.checksums = ChecksumPolicy::Skip;
     let (ours_skip, got) = read_all(&skip)?;
     check_sum("many", "ours, checksums skipped", got, want)?;
-    // Through JSON Pointers (`AsdfFile::arrays` then `AsdfFile::array`): each lookup scans the
-    // mapping, so this is quadratic in the number of arrays.
-    let (ours_ptr, got) = best(|| {
-        let f = asdf::AsdfFile::open(&path).map_err(BenchError::ours)?;
-        let mut s = 0.0;
-        for (pointer, _) in f.arrays() {
-            s += f.array::<f64>(&pointer).map_err(BenchError::ours)?.sum();
-        }
-        Ok(s)
-    })?;
-    check_sum("many", "ours by pointer", got, want)?;
-
-    let (rs, got) = best(|| {
-        let e = |e: asdf_rs::Error| BenchError::peer("asdf-rs", e);
-        let f = asdf_rs::AsdfFile::open(&path).map_err(e)?;
-        super::rs_sum_arrays(&f)
-    })?;
-    check_sum("many", "asdf-rs", got, want)?;
+    let (ours_ptr, rs) = by_pointer_and_asdf_rs(&path, want)?;
 
     let py = ctx.py.run(PY, &[arg(&path), n.to_string()])?;
     if let Some(s) = opt(&py, "sum")? {

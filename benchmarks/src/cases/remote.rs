@@ -277,31 +277,43 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         if file == 0 {
             continue; // the asdf-zarr object needs Python's asdf-zarr
         }
-        let (o, got) = measure_ours(&proxy, op, q)?;
-        let p = measure_python(ctx, &proxy, py_op, q)?;
-        if let Some((_, want)) = &p {
-            if op != "info" {
-                crate::data::check_sum("remote", op, got, *want)?;
-            }
-        }
-        let mut note = format!(
-            "{} file; ours {} requests / {}",
-            human(file),
-            o.requests,
-            human(o.bytes)
-        );
-        if let Some((p, _)) = &p {
-            note.push_str(&format!(
-                "; Python {} requests / {}",
-                p.requests,
-                human(p.bytes)
-            ));
-        }
-        rows.push(
-            Row::new(format!("7. S3 {label} vs Python asdf + s3fs"), o.secs)
-                .peer_opt("Python asdf", p.as_ref().map(|(p, _)| p.secs))
-                .note(note),
-        );
+        rows.push(remote_row(ctx, &proxy, (op, py_op, label), file, q)?);
     }
     Ok(rows)
+}
+
+/// One row: our `op` and Python's `py_op` through the counting proxy, their sums compared, the
+/// requests and bytes each side fetched of a `file`-byte object in the note.
+fn remote_row(
+    ctx: &Ctx,
+    proxy: &CountingProxy,
+    (op, py_op, label): (&str, &str, &str),
+    file: u64,
+    q: usize,
+) -> Result<Row> {
+    let (o, got) = measure_ours(proxy, op, q)?;
+    let p = measure_python(ctx, proxy, py_op, q)?;
+    if let Some((_, want)) = &p {
+        if op != "info" {
+            crate::data::check_sum("remote", op, got, *want)?;
+        }
+    }
+    let mut note = format!(
+        "{} file; ours {} requests / {}",
+        human(file),
+        o.requests,
+        human(o.bytes)
+    );
+    if let Some((p, _)) = &p {
+        note.push_str(&format!(
+            "; Python {} requests / {}",
+            p.requests,
+            human(p.bytes)
+        ));
+    }
+    Ok(
+        Row::new(format!("7. S3 {label} vs Python asdf + s3fs"), o.secs)
+            .peer_opt("Python asdf", p.as_ref().map(|(p, _)| p.secs))
+            .note(note),
+    )
 }

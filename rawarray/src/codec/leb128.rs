@@ -79,38 +79,10 @@ pub fn decode(
     let mut pos = 0usize;
     for i in 0..n {
         let start = pos;
-        let mut v: u128 = 0;
-        let mut shift = 0u32;
-        loop {
-            let Some(&b) = input.get(pos) else {
-                return Err(err(pos, format!("input ends inside varint {i} of {n}")));
-            };
-            pos += 1;
-            if pos - start > max_groups {
-                return Err(err(
-                    start,
-                    format!("varint {i} is longer than {max_groups} bytes"),
-                ));
-            }
-            let group = u128::from(b & 0x7f);
-            if shift > 121 && group >> (128 - shift) != 0 {
-                return Err(err(
-                    start,
-                    format!("varint {i} does not fit in {bits} bits"),
-                ));
-            }
-            v |= group << shift;
-            if b & 0x80 == 0 {
-                if b == 0 && pos - start > 1 {
-                    return Err(err(
-                        start,
-                        format!("varint {i} is over-long (ends in a zero group)"),
-                    ));
-                }
-                break;
-            }
-            shift += 7;
-        }
+        let mut v = varint(input, &mut pos, max_groups, bits).map_err(|(at, what)| match what {
+            Some(what) => err(at, format!("varint {i}{what}")),
+            None => err(at, format!("input ends inside varint {i} of {n}")),
+        })?;
         if bits < 128 && v >> bits != 0 {
             return Err(err(
                 start,
@@ -129,6 +101,41 @@ pub fn decode(
         out.extend_from_slice(&v.to_le_bytes()[..width]);
     }
     Ok((out, pos))
+}
+
+/// The varint at `*pos` (moved past it) as an unsigned value of at most `bits` bits in at most
+/// `max_groups` bytes; on failure, the offset to report and what follows "varint i" in the
+/// message (`None`: the input ends inside it).
+fn varint(
+    input: &[u8],
+    pos: &mut usize,
+    max_groups: usize,
+    bits: u32,
+) -> std::result::Result<u128, (usize, Option<String>)> {
+    let start = *pos;
+    let mut v: u128 = 0;
+    let mut shift = 0u32;
+    loop {
+        let Some(&b) = input.get(*pos) else {
+            return Err((*pos, None));
+        };
+        *pos += 1;
+        if *pos - start > max_groups {
+            return Err((start, Some(format!(" is longer than {max_groups} bytes"))));
+        }
+        let group = u128::from(b & 0x7f);
+        if shift > 121 && group >> (128 - shift) != 0 {
+            return Err((start, Some(format!(" does not fit in {bits} bits"))));
+        }
+        v |= group << shift;
+        if b & 0x80 == 0 {
+            if b == 0 && *pos - start > 1 {
+                return Err((start, Some(" is over-long (ends in a zero group)".into())));
+            }
+            return Ok(v);
+        }
+        shift += 7;
+    }
 }
 
 #[cfg(test)]
