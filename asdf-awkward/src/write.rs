@@ -1,7 +1,6 @@
 //! The writer: schemas in awkward0 0.15.5's exact shape, blobs through a [`BlobSink`].
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use serde_json::{json, Map, Value as Json};
 
@@ -48,20 +47,20 @@ impl Codec {
     }
 
     fn compress(self, data: &[u8]) -> Result<Vec<u8>> {
-        let io = |e: std::io::Error| Error::io("compression", e);
+        // Python's zlib and lzma defaults: level 6.
+        let level6 = array_codecs::EncodeOptions {
+            level: Some(6),
+            ..Default::default()
+        };
+        let codec_err = |e: array_codecs::CodecError| {
+            Error::io("compression", std::io::Error::other(e.message))
+        };
         match self {
             Codec::Zlib => {
-                let mut enc = flate2::write::ZlibEncoder::new(
-                    Vec::with_capacity(data.len() / 4),
-                    flate2::Compression::new(6),
-                );
-                enc.write_all(data).map_err(io)?;
-                enc.finish().map_err(io)
+                array_codecs::Codec::encode(&array_codecs::Zlib, data, &level6).map_err(codec_err)
             }
             Codec::Lzma => {
-                let mut enc = liblzma::write::XzEncoder::new(Vec::new(), 6);
-                enc.write_all(data).map_err(io)?;
-                enc.finish().map_err(io)
+                array_codecs::Codec::encode(&array_codecs::Xz, data, &level6).map_err(codec_err)
             }
             Codec::Lz4Block => {
                 let n = u32::try_from(data.len()).map_err(|_| Error::Unsupported {
@@ -69,7 +68,7 @@ impl Codec {
                     what: "lz4.block blobs are limited to 4 GiB by their size prefix".into(),
                 })?;
                 let mut out = n.to_le_bytes().to_vec();
-                out.extend_from_slice(&lz4_flex::block::compress(data));
+                out.extend_from_slice(&array_codecs::lz4::encode_block(data));
                 Ok(out)
             }
         }

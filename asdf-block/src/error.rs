@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::label::Label;
+use crate::Label;
 
 /// Everything that can go wrong reading or writing ASDF blocks.
 ///

@@ -1,7 +1,7 @@
 //! The binary block header: magic, `header_size`, flags, label, sizes and MD5, all big-endian.
 
 use crate::error::{BlockError, Result};
-use crate::label::Label;
+use crate::Label;
 
 /// The 4 bytes that start every block: `\xd3BLK` (invalid UTF-8, so never inside the YAML tree).
 pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];

@@ -5,10 +5,11 @@
 //!
 //! * [`BlockHeader`]: the `\xd3BLK` header (big-endian fields, `header_size` ≥ 48 honoured,
 //!   STREAMED flag, 4-byte compression [`Label`], allocated/used/data sizes, MD5).
-//! * [`Codec`] and [`CodecRegistry`]: `zlib`, `bzp2`, `lz4` (Python asdf's chunk framing, and LZ4
-//!   frames written by older ASDF.jl), `lz4f`, `zstd`, `blsc` and `xz` (and `bls2` with the `bls2`
-//!   feature, which needs cmake to build), each read and written
-//!   byte-compatibly with the tools that use it; register your own for other labels.
+//! * [`Codec`] and [`CodecRegistry`] (from the codec kernel, `array-codecs`, re-exported here as
+//!   [`codec`]): `zlib`, `bzp2`, `lz4` (Python asdf's chunk framing, and LZ4 frames written by
+//!   older ASDF.jl), `lz4f`, `zstd`, `blsc` and `xz` (and `bls2` with the `bls2` feature, which
+//!   needs cmake to build), each read and written byte-compatibly with the tools that use it;
+//!   register your own for other labels.
 //! * [`scan_blocks`]: locates blocks after the tree, using the block index only once every entry
 //!   is validated, otherwise walking the headers; tolerates padding before, between (allocated
 //!   space) and after the blocks.
@@ -35,11 +36,9 @@
 //! ```
 
 pub mod alloc;
-mod codec;
 mod error;
 mod header;
 mod index;
-mod label;
 pub mod layout;
 mod options;
 mod reader;
@@ -47,17 +46,19 @@ pub mod salvage;
 mod source;
 mod writer;
 
-pub use codec::{numcodecs_decode, NUMCODECS_IDS};
-pub use codec::{
-    Blosc, Bzip2, Codec, CodecError, CodecExtension, CodecRegistry, EncodeOptions, Lz4Chunked,
-    Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
+// The codecs are the kernel's (`array-codecs`, shared with RawArray and asdf-awkward), re-exported
+// here with every codec enabled.
+pub use array_codecs as codec;
+pub use array_codecs::{numcodecs_decode, NUMCODECS_IDS};
+pub use array_codecs::{
+    Blosc, Bzip2, Codec, CodecError, CodecExtension, CodecRegistry, EncodeOptions, Label,
+    Lz4Chunked, Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
 };
 #[cfg(feature = "bls2")]
-pub use codec::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
+pub use array_codecs::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
 pub use error::{hex, BlockError, Result};
 pub use header::{BlockHeader, BLOCK_MAGIC, FLAG_STREAMED, HEADER_LEN, MIN_HEADER_SIZE};
 pub use index::{encode_index, parse_index, INDEX_HEADER};
-pub use label::Label;
 pub use layout::{find_first_block, scan_blocks, BlockInfo, BlockLayout};
 pub use options::{ChecksumPolicy, Limits, ReadOptions, WriteOptions};
 pub use reader::{

@@ -9,10 +9,10 @@ use crate::codec::EncodeOptions;
 use crate::error::{BlockError, Result};
 use crate::header::{BlockHeader, HEADER_LEN, MIN_HEADER_SIZE};
 use crate::index::encode_index;
-use crate::label::Label;
 use crate::layout::BlockInfo;
 use crate::options::WriteOptions;
 use crate::reader::md5;
+use crate::Label;
 
 /// A block ready to be written: its header (without alignment, which the writer decides) and
 /// its stored bytes.

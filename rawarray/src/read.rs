@@ -164,7 +164,7 @@ fn read_rest<R: Read>(r: &mut R, cap: u64, hint: Option<u64>) -> Result<(Vec<u8>
 
 fn lz4_decode(input: &[u8], decoded_len: usize, offset: u64) -> Result<Vec<u8>> {
     let mut out = crate::element::zeroed_vec::<u8>(decoded_len)?;
-    match lz4_flex::block::decompress_into(input, &mut out) {
+    match array_codecs::lz4::decode_block_into(input, &mut out) {
         Ok(n) if n == decoded_len => Ok(out),
         Ok(n) => Err(Error::CorruptData {
             encoding: "LZ4 block",

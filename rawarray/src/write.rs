@@ -134,7 +134,7 @@ fn encode_body(
                     "LZ4 blocks hold at most {LZ4_MAX_INPUT_SIZE} bytes (the C library's limit); the data has {raw_len}"
                 )));
             }
-            let block = lz4_flex::block::compress(&collect(elements, order, raw_len)?);
+            let block = array_codecs::lz4::encode_block(&collect(elements, order, raw_len)?);
             header.size = block.len() as u64;
             block
         }

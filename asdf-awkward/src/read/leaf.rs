@@ -334,7 +334,8 @@ fn lz4_block(input: &[u8], max: u64, hint: Option<u64>, loc: &str) -> Result<Vec
             input.len()
         )));
     }
-    lz4_flex::block::decompress(&input[4..], declared as usize).map_err(|e| derr(e.to_string()))
+    array_codecs::lz4::decode_sized_block(&input[4..], declared as usize)
+        .map_err(|e| derr(e.to_string()))
 }
 
 /// A `zlib.decompress` or `lzma.decompress` of `input`, stopped past `max` bytes (an error
@@ -355,13 +356,12 @@ fn inflate(
         .min(array_core::bounds::deflate_max_decoded(input.len() as u64)) as usize;
     let mut out = Vec::with_capacity(cap);
     let res = if ctor == Ctor::Zlib {
-        flate2::read::ZlibDecoder::new(input)
+        array_codecs::zlib::decoder(input)
             .take(max.saturating_add(1))
             .read_to_end(&mut out)
     } else {
-        let stream = liblzma::stream::Stream::new_auto_decoder(u64::MAX, 0)
-            .map_err(|e| derr(e.to_string()))?;
-        liblzma::read::XzDecoder::new_stream(input, stream)
+        array_codecs::xz::auto_decoder(input)
+            .map_err(|e| derr(e.to_string()))?
             .take(max.saturating_add(1))
             .read_to_end(&mut out)
     };
@@ -403,7 +403,7 @@ fn check_inflated_size(compressed: &[u8], needed: u64, loc: &Loc<'_>) -> Result<
 /// Inflates the zlib stream `compressed` into exactly `out`: an error if it holds less, or more.
 fn inflate_exact(compressed: &[u8], out: &mut [u8], loc: &Loc<'_>) -> Result<()> {
     let needed = out.len() as u64;
-    let mut dec = flate2::read::ZlibDecoder::new(compressed);
+    let mut dec = array_codecs::zlib::decoder(compressed);
     dec.read_exact(out).map_err(|e| {
         zlib_error(
             loc,

@@ -1,5 +1,5 @@
 //! Data encodings behind flag bits 1 and 2: Julia's LEB128 varints and packed `BitArray`s.
-//! (LZ4 blocks use `lz4_flex`.)
+//! (LZ4 blocks are the codec kernel's, `array_codecs::lz4`.)
 
 pub mod bits;
 pub mod leb128;

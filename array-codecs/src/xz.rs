@@ -2,9 +2,18 @@
 
 use std::io::Write;
 
-use super::api::{Codec, CodecError, EncodeOptions};
-use super::io::{level_u32, read_exact_then_end, read_growing};
-use crate::label::Label;
+use crate::api::{Codec, CodecError, EncodeOptions};
+use crate::io::{level_u32, read_exact_then_end, read_growing};
+use crate::Label;
+
+/// A reader of the data decoded from `src`, an xz stream or a legacy `.lzma` one (what Python's
+/// `lzma.decompress` accepts by default: awkward0's `lzma.decompress` blobs), for callers with
+/// their own size policy.
+pub fn auto_decoder(src: &[u8]) -> Result<impl std::io::Read + '_, CodecError> {
+    let stream = liblzma::stream::Stream::new_auto_decoder(XZ_MEMLIMIT, 0)
+        .map_err(|e| CodecError::new(format!("xz: {e}")))?;
+    Ok(liblzma::bufread::XzDecoder::new_stream(src, stream))
+}
 
 /// `xz\0\0`: one xz stream (ASDF.jl's label; Python asdf has no xz codec).
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,8 +1,8 @@
 //! `blsc`: one Blosc1 buffer (asdf-compression), through vendored c-blosc.
 
-use super::api::{Codec, CodecError, CodecExtension, EncodeOptions};
-use super::io::level_u32;
-use crate::label::Label;
+use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
+use crate::io::level_u32;
+use crate::Label;
 
 /// `blsc`: one Blosc1 buffer, as python-blosc writes (asdf-compression's label).
 ///
@@ -105,7 +105,7 @@ impl Codec for Blosc {
                 "blosc buffer decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = crate::alloc::zeroed(expected)?;
+        let mut out = array_core::zeroed_vec(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

@@ -1,4 +1,8 @@
-//! Compression codecs by label, and the registry that maps labels to them.
+//! The codec kernel: every compression codec of the workspace, by label, and the registry that
+//! maps labels to them. ASDF blocks (`asdf-block`) use all of them; RawArray takes only `lz4`
+//! (raw blocks) and asdf-awkward `zlib`, `xz` and `lz4` (awkward0's compressed blobs), each
+//! through a cargo feature of the same name, so neither pulls in the ASDF stack or the codecs it
+//! does not use. Every expansion bound is `array_core::bounds`'.
 //!
 //! | label | codec | backend | written like |
 //! |---|---|---|---|
@@ -18,29 +22,65 @@
 //! Each codec is one file of this folder implementing [`Codec`]; [`CodecRegistry::default`]
 //! (`registry.rs`) lists them. Adding a codec is that file plus one line there.
 
+#![forbid(unsafe_op_in_unsafe_fn)]
+
 mod api;
+#[cfg(feature = "blosc")]
 mod blosc;
 #[cfg(feature = "bls2")]
 mod blosc2;
+#[cfg(feature = "bzip2")]
 mod bzip2;
-mod io;
-mod lz4;
+pub mod io;
+mod label;
+#[cfg(feature = "lz4-block")]
+pub mod lz4;
+#[cfg(feature = "lz4")]
+mod lz4_chunked;
+#[cfg(feature = "lz4")]
 mod lz4f;
+#[cfg(all(
+    feature = "zlib",
+    feature = "bzip2",
+    feature = "lz4",
+    feature = "zstd",
+    feature = "xz",
+    feature = "blosc"
+))]
 mod numcodecs;
 mod registry;
-mod xz;
-mod zlib;
+#[cfg(feature = "xz")]
+pub mod xz;
+#[cfg(feature = "zlib")]
+pub mod zlib;
+#[cfg(feature = "zstd")]
 mod zstd;
 
 pub use api::{Codec, CodecError, CodecExtension, EncodeOptions};
+#[cfg(feature = "blosc")]
 pub use blosc::{Blosc, BLOSC_MAX_BUFFERSIZE};
 #[cfg(feature = "bls2")]
 pub use blosc2::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
+#[cfg(feature = "bzip2")]
 pub use bzip2::Bzip2;
-pub use lz4::{Lz4Chunked, LZ4_CHUNK_SIZE};
+pub use label::Label;
+#[cfg(feature = "lz4")]
+pub use lz4_chunked::{Lz4Chunked, LZ4_CHUNK_SIZE};
+#[cfg(feature = "lz4")]
 pub use lz4f::Lz4Frame;
+#[cfg(all(
+    feature = "zlib",
+    feature = "bzip2",
+    feature = "lz4",
+    feature = "zstd",
+    feature = "xz",
+    feature = "blosc"
+))]
 pub use numcodecs::{numcodecs_decode, NUMCODECS_IDS};
 pub use registry::CodecRegistry;
+#[cfg(feature = "xz")]
 pub use xz::Xz;
+#[cfg(feature = "zlib")]
 pub use zlib::Zlib;
+#[cfg(feature = "zstd")]
 pub use zstd::Zstd;

@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
-use super::api::{Codec, CodecError, CodecExtension, EncodeOptions};
-use super::io::{read_exact_then_end, read_growing};
-use crate::label::Label;
+use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
+use crate::io::{read_exact_then_end, read_growing};
+use crate::Label;
 
 /// `lz4f`: one LZ4 frame (asdf-compression's label).
 #[derive(Debug, Clone, Copy, Default)]

@@ -5,7 +5,7 @@ use std::fmt;
 /// A block's 4-byte compression label, e.g. `zlib`, `bzp2`, `lz4\0`; all zeros means uncompressed.
 ///
 /// ```
-/// use asdf_block::Label;
+/// use array_codecs::Label;
 /// assert_eq!(Label::from_name("lz4").unwrap().bytes(), *b"lz4\0");
 /// assert_eq!(Label(*b"zlib").to_string(), "zlib");
 /// assert!(Label::NONE.is_none());

@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
-use super::api::{Codec, CodecError, EncodeOptions};
-use super::io::{level_u32, read_exact_then_end, read_growing};
-use crate::label::Label;
+use crate::api::{Codec, CodecError, EncodeOptions};
+use crate::io::{level_u32, read_exact_then_end, read_growing};
+use crate::Label;
 
 /// `bzp2`: one bzip2 stream (what Python's `bz2.compress` writes).
 #[derive(Debug, Clone, Copy, Default)]

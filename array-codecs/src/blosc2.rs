@@ -3,8 +3,8 @@
 
 use std::sync::Once;
 
-use super::api::{Codec, CodecError, CodecExtension, EncodeOptions};
-use crate::label::Label;
+use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
+use crate::Label;
 
 use blosc2_sys as ffi;
 
@@ -128,7 +128,7 @@ impl Codec for Blosc2 {
                 "blosc2 chunk decodes to {nbytes} bytes, {expected} expected"
             )));
         }
-        let mut out = crate::alloc::zeroed(expected)?;
+        let mut out = array_core::zeroed_vec(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }

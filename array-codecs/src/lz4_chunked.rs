@@ -1,10 +1,11 @@
-//! `lz4\0`: Python asdf's chunk framing of raw LZ4 blocks (LZ4 frames under this label read too).
+//! `lz4\0`: Python asdf's chunk framing of raw LZ4 blocks ([`crate::lz4`]) (LZ4 frames under this label read too).
 
 use rayon::prelude::*;
 
-use super::api::{Codec, CodecError, EncodeOptions};
-use super::lz4f::Lz4Frame;
-use crate::label::Label;
+use crate::api::{Codec, CodecError, EncodeOptions};
+use crate::lz4::{decode_sized_block, lz4_bound, lz4_decode_chunk};
+use crate::lz4f::Lz4Frame;
+use crate::Label;
 
 /// `lz4\0`: Python asdf's framing. Per chunk of at most 4 MiB of input: a big-endian u32 `N`,
 /// then `N` bytes made of a little-endian u32 decoded chunk size and a raw LZ4 block.
@@ -18,11 +19,6 @@ pub struct Lz4Chunked;
 pub const LZ4_CHUNK_SIZE: usize = 1 << 22;
 
 const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
-
-/// Raw LZ4 cannot expand data by more than 255:1 (the workspace's one bound).
-fn lz4_bound(compressed: usize) -> usize {
-    array_core::bounds::lz4_max_decoded_usize(compressed)
-}
 
 /// The chunks of a Python-framed lz4 block: (raw LZ4 bytes, decoded size).
 fn lz4_chunks(src: &[u8], expected: usize) -> Result<Vec<(&[u8], usize)>, CodecError> {
@@ -71,32 +67,6 @@ fn lz4_chunks(src: &[u8], expected: usize) -> Result<Vec<(&[u8], usize)>, CodecE
         )));
     }
     Ok(chunks)
-}
-
-fn lz4_decode_chunk(raw: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
-    let n = lz4_flex::block::decompress_into(raw, dst)
-        .map_err(|e| CodecError::new(format!("LZ4 block: {e}")))?;
-    if n != dst.len() {
-        return Err(CodecError::new(format!(
-            "LZ4 chunk decodes to {n} bytes, its prefix declares {}",
-            dst.len()
-        )));
-    }
-    Ok(())
-}
-
-/// One raw LZ4 block that declares `size` decoded bytes, refused before allocating when raw
-/// LZ4's ratio bound says `raw` cannot hold them (numcodecs' `lz4`, one chunk of a range).
-pub(super) fn decode_sized_block(raw: &[u8], size: usize) -> Result<Vec<u8>, CodecError> {
-    if size > lz4_bound(raw.len()) {
-        return Err(CodecError::new(format!(
-            "{} bytes of LZ4 cannot decode to the {size} bytes declared",
-            raw.len()
-        )));
-    }
-    let mut out = crate::alloc::zeroed(size)?;
-    lz4_decode_chunk(raw, &mut out)?;
-    Ok(out)
 }
 
 impl Lz4Chunked {
@@ -158,7 +128,7 @@ impl Codec for Lz4Chunked {
     /// for a whole decode.
     ///
     /// ```
-    /// use asdf_block::{Codec, Lz4Chunked, LZ4_CHUNK_SIZE};
+    /// use array_codecs::{Codec, Lz4Chunked, LZ4_CHUNK_SIZE};
     /// let data: Vec<u8> = (0..3 * LZ4_CHUNK_SIZE as u32).map(|i| (i % 251) as u8).collect();
     /// let stored = Lz4Chunked.encode(&data, &Default::default()).unwrap();
     /// let r = LZ4_CHUNK_SIZE - 10..LZ4_CHUNK_SIZE + 10;
@@ -230,7 +200,7 @@ impl Lz4Chunked {
     fn decode_chunked(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
         // lz4_chunks bounds every declared size by the LZ4 ratio of bytes actually present.
         lz4_chunks(src, expected)?;
-        let mut out = crate::alloc::zeroed(expected)?;
+        let mut out = array_core::zeroed_vec(expected)?;
         self.decode_chunks_into(src, &mut out)?;
         Ok(out)
     }

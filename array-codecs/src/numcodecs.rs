@@ -4,10 +4,10 @@
 //! framings numcodecs has of its own (`gzip`, and `lz4`'s size-prefixed raw block) are read
 //! here with the workspace's bounds.
 
-use super::api::{Codec, CodecError};
-use super::io::inflate_exact;
-use super::lz4::decode_sized_block;
-use super::{Blosc, Bzip2, Xz, Zlib, Zstd};
+use crate::api::{Codec, CodecError};
+use crate::io::inflate_exact;
+use crate::lz4::decode_sized_block;
+use crate::{Blosc, Bzip2, Xz, Zlib, Zstd};
 
 /// The numcodecs compressor ids [`numcodecs_decode`] reads.
 pub const NUMCODECS_IDS: [&str; 7] = ["blosc", "bz2", "gzip", "lz4", "lzma", "zlib", "zstd"];
@@ -18,7 +18,7 @@ pub const NUMCODECS_IDS: [&str; 7] = ["blosc", "bz2", "gzip", "lz4", "lzma", "zl
 /// refused by the xz decoder with its own message.
 ///
 /// ```
-/// use asdf_block::{numcodecs_decode, Codec, Zlib};
+/// use array_codecs::{numcodecs_decode, Codec, Zlib};
 /// let data = vec![7u8; 1000];
 /// let z = Zlib.encode(&data, &Default::default()).unwrap();
 /// assert_eq!(numcodecs_decode("zlib", &z, 1000).unwrap(), data);

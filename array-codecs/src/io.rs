@@ -1,11 +1,25 @@
-//! Decoding helpers the stream codecs share.
+//! Decoding helpers the stream codecs share, and [`read_exact_then_end`] for callers that
+//! decode into a buffer of their own.
+
+// The helpers each codec uses: a build with only some codecs leaves others unused.
+#![cfg_attr(
+    not(all(
+        feature = "zlib",
+        feature = "bzip2",
+        feature = "lz4",
+        feature = "zstd",
+        feature = "xz",
+        feature = "blosc"
+    )),
+    allow(dead_code)
+)]
 
 use std::io::{self, Read};
 
-use super::api::CodecError;
+use crate::api::CodecError;
 
 /// Reads exactly `dst.len()` bytes from `r` and requires the stream to end there.
-pub(super) fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(), CodecError> {
+pub fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(), CodecError> {
     let mut filled = 0;
     while filled < dst.len() {
         match r.read(&mut dst[filled..]) {
@@ -23,7 +37,7 @@ pub(super) fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(
     ensure_end(r, dst.len())
 }
 
-pub(super) fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
+fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
     let mut probe = [0u8; 1];
     loop {
         match r.read(&mut probe) {
@@ -42,7 +56,7 @@ pub(super) fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), Codec
 /// Exactly `expected` bytes inflated by `decoder` from `src_len` bytes of a deflate stream
 /// (zlib or gzip framing), refused before allocating when deflate's ratio bound says `src_len`
 /// bytes cannot hold them.
-pub(super) fn inflate_exact<R: Read>(
+pub(crate) fn inflate_exact<R: Read>(
     decoder: R,
     src_len: usize,
     expected: usize,
@@ -54,14 +68,14 @@ pub(super) fn inflate_exact<R: Read>(
             "{src_len} bytes of {framing} data cannot decode to the {expected} bytes declared"
         )));
     }
-    let mut out = crate::alloc::zeroed(expected)?;
+    let mut out = array_core::zeroed_vec(expected)?;
     read_exact_then_end(decoder, &mut out)?;
     Ok(out)
 }
 
 /// Reads the whole stream, growing the output only as data arrives, and requires exactly
 /// `expected` bytes. `src_len` sizes the first allocation.
-pub(super) fn read_growing<R: Read>(
+pub(crate) fn read_growing<R: Read>(
     r: R,
     expected: usize,
     src_len: usize,
@@ -74,7 +88,7 @@ pub(super) fn read_growing<R: Read>(
             "cannot allocate {first} bytes for the decoded data"
         ))
     })?;
-    crate::alloc::advise_huge_pages(&out);
+    array_core::advise_huge_pages(&out);
     let limit = (expected as u64).saturating_add(1);
     r.take(limit).read_to_end(&mut out)?;
     if out.len() != expected {
@@ -90,7 +104,7 @@ pub(super) fn read_growing<R: Read>(
     Ok(out)
 }
 
-pub(super) fn level_u32(
+pub(crate) fn level_u32(
     level: Option<i32>,
     default: u32,
     max: u32,

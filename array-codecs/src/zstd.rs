@@ -1,8 +1,8 @@
 //! `zstd`: one Zstandard frame (asdf-compression).
 
-use super::api::{Codec, CodecError, CodecExtension, EncodeOptions};
-use super::io::read_growing;
-use crate::label::Label;
+use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
+use crate::io::read_growing;
+use crate::Label;
 
 /// `zstd`: one Zstandard frame (asdf-compression's label).
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,7 +42,7 @@ impl Codec for Zstd {
         // when both agree, otherwise grow with the data.
         let declared = zstd::zstd_safe::get_frame_content_size(src).ok().flatten();
         if declared == Some(expected as u64) && expected <= src.len().saturating_mul(64) {
-            let mut out = crate::alloc::zeroed(expected)?;
+            let mut out = array_core::zeroed_vec(expected)?;
             self.decode_into(src, &mut out)?;
             return Ok(out);
         }

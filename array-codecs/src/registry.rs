@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use super::api::Codec;
-use crate::label::Label;
+use crate::api::Codec;
+use crate::Label;
 
-/// Maps compression labels to codecs. [`CodecRegistry::default`] holds every built-in codec.
+/// Maps compression labels to codecs. [`CodecRegistry::default`] holds every built-in codec this
+/// build has (one cargo feature each).
 #[derive(Clone, Debug)]
 pub struct CodecRegistry {
     codecs: Vec<Arc<dyn Codec>>,
@@ -15,15 +16,22 @@ impl Default for CodecRegistry {
     fn default() -> Self {
         CodecRegistry {
             codecs: vec![
-                Arc::new(super::zlib::Zlib),
-                Arc::new(super::bzip2::Bzip2),
-                Arc::new(super::lz4::Lz4Chunked),
-                Arc::new(super::lz4f::Lz4Frame),
-                Arc::new(super::zstd::Zstd),
-                Arc::new(super::blosc::Blosc),
-                Arc::new(super::xz::Xz),
+                #[cfg(feature = "zlib")]
+                Arc::new(crate::Zlib),
+                #[cfg(feature = "bzip2")]
+                Arc::new(crate::Bzip2),
+                #[cfg(feature = "lz4")]
+                Arc::new(crate::Lz4Chunked),
+                #[cfg(feature = "lz4")]
+                Arc::new(crate::Lz4Frame),
+                #[cfg(feature = "zstd")]
+                Arc::new(crate::Zstd),
+                #[cfg(feature = "blosc")]
+                Arc::new(crate::Blosc),
+                #[cfg(feature = "xz")]
+                Arc::new(crate::Xz),
                 #[cfg(feature = "bls2")]
-                Arc::new(super::blosc2::Blosc2),
+                Arc::new(crate::Blosc2),
             ],
         }
     }

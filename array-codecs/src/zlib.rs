@@ -2,9 +2,15 @@
 
 use std::io::Write;
 
-use super::api::{Codec, CodecError, EncodeOptions};
-use super::io::{inflate_exact, level_u32, read_exact_then_end};
-use crate::label::Label;
+use crate::api::{Codec, CodecError, EncodeOptions};
+use crate::io::{inflate_exact, level_u32, read_exact_then_end};
+use crate::Label;
+
+/// A reader of the data decoded from the zlib stream `src`, for callers with their own size
+/// policy (awkward0's `zlib.decompress` blobs).
+pub fn decoder(src: &[u8]) -> impl std::io::Read + '_ {
+    flate2::bufread::ZlibDecoder::new(src)
+}
 
 /// `zlib`: one zlib stream (what Python's `zlib.compress` writes).
 #[derive(Debug, Clone, Copy, Default)]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io;
 
-use crate::label::Label;
+use crate::Label;
 
 /// What a codec reports when it cannot decode or encode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +44,7 @@ pub struct EncodeOptions {
     pub typesize: usize,
     /// Threads one block may be compressed with, where the codec can split a block (zstd,
     /// blosc, LZ4 chunks); `0` = automatic: one inside a rayon task (blocks are then usually
-    /// encoded in parallel already), every core otherwise. [`encode_blocks`](crate::encode_blocks)
+    /// encoded in parallel already), every core otherwise. `asdf_block::encode_blocks`
     /// sets it from the rayon pool and the number of blocks.
     pub threads: usize,
 }
@@ -53,7 +53,7 @@ impl EncodeOptions {
     /// The thread count [`EncodeOptions::threads`] stands for (at least 1).
     pub fn effective_threads(&self) -> usize {
         match self.threads {
-            0 if rayon::current_thread_index().is_some() => 1,
+            0 if in_rayon_task() => 1,
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         }
@@ -88,7 +88,7 @@ pub struct CodecExtension {
 /// [`CodecRegistry`](crate::CodecRegistry):
 ///
 /// ```
-/// use asdf_block::{Codec, CodecError, CodecRegistry, EncodeOptions, Label};
+/// use array_codecs::{Codec, CodecError, CodecRegistry, EncodeOptions, Label};
 /// /// A toy codec that stores bytes reversed.
 /// #[derive(Debug)]
 /// struct Reverse;
@@ -125,7 +125,7 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// reader's size ceiling; the built-in codecs override it to allocate only what the data
     /// can produce.
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let mut out = crate::alloc::zeroed(expected)?;
+        let mut out = array_core::zeroed_vec(expected)?;
         self.decode_into(src, &mut out)?;
         Ok(out)
     }
@@ -150,5 +150,18 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// Standard and Python asdf know without one (`zlib`, `bzp2`, `lz4`).
     fn extension(&self) -> Option<CodecExtension> {
         None
+    }
+}
+
+/// Whether the caller runs inside a rayon task (where blocks are usually encoded in parallel
+/// already).
+pub(crate) fn in_rayon_task() -> bool {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_thread_index().is_some()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        false
     }
 }
