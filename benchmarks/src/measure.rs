@@ -219,7 +219,7 @@ pub fn mbps(bytes: u64, secs: f64) -> String {
 }
 
 /// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(key: &str) -> Option<u64> {
+pub fn status_kib(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()

@@ -17,6 +17,8 @@ mod remote;
 mod tree;
 mod uncompressed;
 
+pub use catalog::child;
+
 /// What a case gets to run with.
 pub struct Ctx<'a> {
     /// Scratch directory (emptied after each case).
