@@ -39,14 +39,7 @@ pub mod lz4;
 mod lz4_chunked;
 #[cfg(feature = "lz4")]
 mod lz4f;
-#[cfg(all(
-    feature = "zlib",
-    feature = "bzip2",
-    feature = "lz4",
-    feature = "zstd",
-    feature = "xz",
-    feature = "blosc"
-))]
+#[cfg(feature = "numcodecs")]
 mod numcodecs;
 mod registry;
 #[cfg(feature = "xz")]
@@ -68,14 +61,7 @@ pub use label::Label;
 pub use lz4_chunked::{Lz4Chunked, LZ4_CHUNK_SIZE};
 #[cfg(feature = "lz4")]
 pub use lz4f::Lz4Frame;
-#[cfg(all(
-    feature = "zlib",
-    feature = "bzip2",
-    feature = "lz4",
-    feature = "zstd",
-    feature = "xz",
-    feature = "blosc"
-))]
+#[cfg(feature = "numcodecs")]
 pub use numcodecs::{numcodecs_decode, NUMCODECS_IDS};
 pub use registry::CodecRegistry;
 #[cfg(feature = "xz")]

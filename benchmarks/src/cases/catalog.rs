@@ -220,6 +220,27 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
     ])
 }
 
+/// Our validation of `tree` with every schema its tags name: the best time, and what ran.
+fn validate(ctx: &Ctx, tree: &Node) -> Result<(f64, String)> {
+    let validator = asdf_schema::Validator::new(&asdf_schema::ValidateOptions {
+        python: ctx.py.exe().map(Into::into),
+        ..Default::default()
+    })
+    .map_err(BenchError::ours)?;
+    let (valid, report) = best(|| validator.validate(tree).map_err(BenchError::ours))?;
+    if !report.report.is_valid() {
+        return Err(BenchError::mismatch(
+            "catalog",
+            format!("validate: {}", report.report),
+        ));
+    }
+    let schemas = match report.schemas {
+        0 => "no schema files found: built-in checks only".to_string(),
+        k => format!("{k} schemas"),
+    };
+    Ok((valid, schemas))
+}
+
 pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let n = ((200_000.0 * ctx.scale) as usize).max(100);
     let path = ctx.dir.join("catalog.asdf");
@@ -245,22 +266,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     };
     let (ours, (count, file)) = best(open_walk)?;
     let (process, peak) = open_walk_process(&path, "/catalog", count)?;
-    let validator = asdf_schema::Validator::new(&asdf_schema::ValidateOptions {
-        python: ctx.py.exe().map(Into::into),
-        ..Default::default()
-    })
-    .map_err(BenchError::ours)?;
-    let (valid, report) = best(|| validator.validate(file.tree()).map_err(BenchError::ours))?;
-    if !report.report.is_valid() {
-        return Err(BenchError::mismatch(
-            "catalog",
-            format!("validate: {}", report.report),
-        ));
-    }
-    let schemas = match report.schemas {
-        0 => "no schema files found: built-in checks only".to_string(),
-        k => format!("{k} schemas"),
-    };
+    let (valid, schemas) = validate(ctx, file.tree())?;
     drop(file);
 
     let script = open_walk_script("catalog") + PY_VALIDATE_PARSE;
