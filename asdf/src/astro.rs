@@ -380,7 +380,7 @@ fn column(node: &Node, pointer: &str, listed: Option<String>) -> Result<Column> 
 
 // `AsdfFile::get` lives here, beside `FromTree`, so that the file type does not depend on the
 // astronomy types.
-impl crate::AsdfFile {
+impl<B: AsRef<[u8]>> crate::AsdfFile<B> {
     /// The node at `pointer` read as `T` ([`FromTree`](crate::astro::FromTree): a
     /// [`Quantity`](crate::astro::Quantity), [`Time`](crate::astro::Time),
     /// [`Table`](crate::astro::Table), or a type of your own), its arrays named by pointer and
