@@ -82,9 +82,22 @@ fn write_ours(path: &std::path::Path, n: usize) -> Result<()> {
 /// The hidden command line of [`child`].
 const CHILD_FLAG: &str = "--child-open-walk";
 
-/// The child side of [`open_walk_process`]: with `--child-open-walk FILE POINTER`, opens FILE,
-/// walks the tree under POINTER, prints the leaves and this process's peak resident memory,
-/// and exits without freeing the tree (as `asdftool` does). `None` for any other command line.
+/// Opens `path`, walks the tree under `pointer` and returns the leaves and this process's peak
+/// resident memory in KiB, leaving the tree unfreed (as `asdftool` does at exit): the child side
+/// of [`open_walk_process`].
+fn child_report(path: &str, pointer: &str) -> std::result::Result<(u64, u64), String> {
+    let f = asdf::AsdfFile::open(path).map_err(|e| e.to_string())?;
+    let leaves = f
+        .pointer(pointer)
+        .map(|n| walk(n).0)
+        .ok_or("no such node")?;
+    std::mem::forget(f);
+    let peak = crate::measure::status_kib("VmHWM").ok_or("no VmHWM in /proc/self/status")?;
+    Ok((leaves, peak))
+}
+
+/// The bench binary's child mode: with `--child-open-walk FILE POINTER`, prints what
+/// [`child_report`] finds and exits. `None` for any other command line.
 pub fn child(args: &[String]) -> Option<std::process::ExitCode> {
     let [flag, path, pointer] = args else {
         return None;
@@ -92,41 +105,49 @@ pub fn child(args: &[String]) -> Option<std::process::ExitCode> {
     if flag != CHILD_FLAG {
         return None;
     }
-    let outcome = asdf::AsdfFile::open(path)
-        .map_err(|e| e.to_string())
-        .and_then(|f| {
-            let leaves = f
-                .pointer(pointer)
-                .map(|n| walk(n).0)
-                .ok_or("no such node")?;
-            std::mem::forget(f);
-            Ok(leaves)
-        });
-    match (outcome, crate::measure::status_kib("VmHWM")) {
-        (Ok(leaves), Some(peak)) => {
+    Some(match child_report(path, pointer) {
+        Ok((leaves, peak)) => {
             println!("leaves {leaves}\npeak_kib {peak}");
-            Some(std::process::ExitCode::SUCCESS)
+            std::process::ExitCode::SUCCESS
         }
-        (Ok(_), None) => Some(std::process::ExitCode::from(3)),
-        (Err(e), _) => {
+        Err(e) => {
             eprintln!("{path}: {e}");
-            Some(std::process::ExitCode::FAILURE)
+            std::process::ExitCode::FAILURE
         }
-    }
+    })
 }
+
+/// The command that runs [`child_report`] in a process of its own: the bench binary in child
+/// mode, or under `cargo test` (where this executable is the test harness) the test
+/// `open_walk_child` with the request in the environment.
+fn child_command(path: &std::path::Path, pointer: &str) -> Result<std::process::Command> {
+    let exe = std::env::current_exe().map_err(|e| BenchError::io(std::path::Path::new("."), e))?;
+    let mut cmd = std::process::Command::new(exe);
+    if cfg!(test) {
+        cmd.args([
+            "--exact",
+            "cases::catalog::tests::open_walk_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, format!("{}\n{pointer}", path.display()));
+    } else {
+        cmd.arg(CHILD_FLAG).arg(path).arg(pointer);
+    }
+    Ok(cmd)
+}
+
+/// Under `cargo test`: the file and pointer the child test is to open and walk.
+const CHILD_ENV: &str = "ASDF_BENCH_OPEN_WALK_CHILD";
 
 /// Our open + walk of `pointer` in `path` as a process of its own (what `asdftool info` does):
 /// the best wall time of a few runs, and the peak resident memory of the process in bytes.
 fn open_walk_process(path: &std::path::Path, pointer: &str, leaves: u64) -> Result<(f64, u64)> {
-    let exe = std::env::current_exe().map_err(|e| BenchError::io(std::path::Path::new("."), e))?;
     let mut peak = 0;
     let (secs, ()) = best(|| {
-        let out = std::process::Command::new(&exe)
-            .arg(CHILD_FLAG)
-            .arg(path)
-            .arg(pointer)
+        let out = child_command(path, pointer)?
             .output()
-            .map_err(|e| BenchError::io(&exe, e))?;
+            .map_err(|e| BenchError::io(path, e))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let value = |key: &str| {
             text.lines()
@@ -307,4 +328,35 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     ];
     rows.extend(parse_rows(ctx, text, &py)?);
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child of [`open_walk_process`] under `cargo test` when [`CHILD_ENV`] is set; otherwise
+    /// the parent side on a small catalogue: the child's walk must count every leaf and report
+    /// its memory.
+    #[test]
+    fn open_walk_child() {
+        if let Ok(spec) = std::env::var(CHILD_ENV) {
+            let (path, pointer) = spec.split_once('\n').expect("file and pointer");
+            let (leaves, peak) = child_report(path, pointer).expect("child report");
+            // After libtest's "test ... " (no newline): our lines start on a line of their own.
+            println!("\nleaves {leaves}\npeak_kib {peak}");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("asdf-bench-child-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        let path = dir.join("catalog.asdf");
+        write_ours(&path, 50).expect("write");
+        // Eight leaves a row: id, name, three vals, ok, nested k and n.
+        let (secs, peak) = open_walk_process(&path, "/catalog", 8 * 50).expect("child run");
+        assert!(secs > 0.0 && peak > 0, "{secs} s, {peak} bytes");
+        assert!(
+            open_walk_process(&path, "/catalog", 1).is_err(),
+            "a wrong count must fail"
+        );
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
 }
