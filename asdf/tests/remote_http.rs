@@ -90,14 +90,14 @@ fn same_file(
 #[test]
 fn every_corpus_file_reads_the_same_from_s3() {
     let python = asdf_testkit::require_python!();
-    let moto = asdf_testkit::http::MotoServer::start(&python);
+    let moto = asdf_testkit::http::MotoServer::start(&python).expect("start moto_server");
     let files = asdf_testkit::corpus_files("asdf");
     let objects: Vec<(String, Vec<u8>)> = files
         .iter()
         .enumerate()
         .map(|(i, p)| (format!("corpus/{i}.asdf"), std::fs::read(p).unwrap()))
         .collect();
-    moto.fill("corpus", &objects);
+    moto.fill("corpus", &objects).expect("fill the bucket");
     let options = RemoteOptions {
         endpoint: Some(moto.endpoint()),
         region: Some("us-east-1".into()),
@@ -126,7 +126,7 @@ fn every_corpus_file_reads_the_same_from_s3() {
 
 #[test]
 fn every_corpus_file_reads_the_same_remotely() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let files = asdf_testkit::corpus_files("asdf");
     assert!(files.len() > 50, "corpus not found: {}", files.len());
     let mut compared = 0;
@@ -156,7 +156,7 @@ fn many_arrays(n: usize, len: usize) -> Vec<u8> {
 
 #[test]
 fn one_array_out_of_a_hundred_reads_only_its_block() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let bytes = many_arrays(100, 10_000);
     let size = bytes.len() as u64;
     let url = serve_bytes(&server, "/many.asdf", bytes);
@@ -220,7 +220,7 @@ fn sparse_gib_file(dir: &Path) -> PathBuf {
 fn a_gib_file_opens_in_two_requests_and_a_window_reads_its_rows() {
     let dir = asdf_testkit::TempDir::new("remote-gib");
     let path = sparse_gib_file(dir.path());
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     server.put("/gib.asdf", Body::File(path.clone()));
     // The least coalescing gap, whatever the round trip: only the bytes asked for.
     let least = RemoteOptions {
@@ -299,7 +299,7 @@ fn a_region_of_a_chunked_array_reads_only_the_chunks_it_touches() {
             &Default::default(),
         )
         .unwrap();
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/chunked.asdf", bytes);
     // The first reads hold 1 kB at each end, not the chunks of this 9 kB file.
     let options = RemoteOptions {
@@ -330,7 +330,7 @@ fn a_region_of_a_chunked_array_reads_only_the_chunks_it_touches() {
 
 #[test]
 fn server_errors_are_retried_then_reported() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100_000));
     server.set_faults(Faults {
         fail_next: 2,
@@ -355,7 +355,7 @@ fn server_errors_are_retried_then_reported() {
 
 #[test]
 fn broken_answers_are_errors_naming_the_url() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100_000));
     let faults = [
         Faults {
@@ -386,7 +386,7 @@ fn broken_answers_are_errors_naming_the_url() {
 
 #[test]
 fn a_stalled_server_times_out() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/x.asdf", many_arrays(1, 10));
     server.set_faults(Faults {
         stall: Some(Duration::from_secs(3)),
@@ -403,7 +403,7 @@ fn a_stalled_server_times_out() {
 
 #[test]
 fn an_object_replaced_while_reading_is_an_error() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/x.asdf", many_arrays(3, 100_000));
     let f = RemoteFile::open(&url, &quick()).unwrap();
     server.set_faults(Faults {
@@ -419,7 +419,7 @@ fn an_object_replaced_while_reading_is_an_error() {
 
 #[test]
 fn blocking_calls_inside_a_runtime_are_refused_and_async_ones_work() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/x.asdf", many_arrays(2, 1000));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -448,7 +448,7 @@ fn a_region_of_an_lz4_array_reads_remotely() {
             &Default::default(),
         )
         .unwrap();
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/lz4.asdf", bytes);
     let f = RemoteFile::open(&url, &quick()).unwrap();
     for (rows, cols) in [(700..730, 900..930), (1499..1500, 0..1500), (0..1500, 3..4)] {

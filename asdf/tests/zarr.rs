@@ -215,7 +215,7 @@ fn remote_regions_read_only_the_chunks_they_touch() {
     let python = require_python!();
     let dir = TempDir::new("zarr-remote");
     let cases = cases(&run_python(&python, WRITE, &[dir.path().to_str().unwrap()]));
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let bytes = std::fs::read(dir.join("zarr.asdf")).unwrap();
     server.put("/zarr.asdf", Body::Memory(std::sync::Arc::new(bytes)));
     let options = RemoteOptions {

@@ -14,7 +14,7 @@ fn sample() -> std::path::PathBuf {
 
 #[test]
 fn info_and_verify_read_an_http_url_like_the_local_file() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     server.put(
         "/data/sample.asdf",
         Body::Memory(Arc::new(std::fs::read(sample()).unwrap())),
@@ -62,9 +62,10 @@ fn info_and_verify_read_an_http_url_like_the_local_file() {
 #[test]
 fn s3_urls_read_from_an_s3_compatible_server() {
     let python = asdf_testkit::require_python!();
-    let moto = asdf_testkit::http::MotoServer::start(&python);
+    let moto = asdf_testkit::http::MotoServer::start(&python).expect("start moto_server");
     let bytes = std::fs::read(sample()).unwrap();
-    moto.fill("bucket", &[("dir/sample.asdf".to_string(), bytes)]);
+    moto.fill("bucket", &[("dir/sample.asdf".to_string(), bytes)])
+        .expect("fill the bucket");
     let endpoint = moto.endpoint();
     let signed = [
         ("AWS_ENDPOINT", endpoint.as_str()),
@@ -105,7 +106,7 @@ fn s3_urls_read_from_an_s3_compatible_server() {
 /// URLs too.
 #[test]
 fn whole_file_verbs_and_other_formats_read_urls() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let corpus = asdf_testkit::corpus_dir();
     let ra = corpus.join("rawarray/generated/by-reference/py_int16_2x3.ra");
     let awkd = corpus.join("awkward0/jagged.awkd");
@@ -187,7 +188,7 @@ fn whole_file_verbs_and_other_formats_read_urls() {
 /// more request.
 #[test]
 fn a_rawarray_url_reads_its_header_then_its_data() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let a: Vec<f64> = (0..300_000).map(|i| i as f64 * 0.5).collect();
     let bytes = rawarray::to_bytes(&a, &[600, 500], &Default::default()).unwrap();
     let len = bytes.len() as u64;
@@ -212,7 +213,7 @@ fn a_rawarray_url_reads_its_header_then_its_data() {
 /// then only the entries an array needs.
 #[test]
 fn an_awkd_url_reads_its_entries_by_range() {
-    let server = RangeServer::start();
+    let server = RangeServer::start().expect("start the range server");
     let path = asdf_testkit::corpus_dir().join("awkward0/table.awkd");
     server.put(
         "/t.awkd",

@@ -95,20 +95,17 @@ pub struct RangeServer {
     thread: Option<JoinHandle<()>>,
 }
 
-/// A listener on a free loopback port, and its address. Test servers only: a machine that
-/// cannot bind loopback cannot run these tests, so this panics with the reason.
-fn loopback_listener() -> (TcpListener, SocketAddr) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    let addr = listener
-        .local_addr()
-        .expect("local address of a loopback listener");
-    (listener, addr)
+/// A listener on a free loopback port, and its address.
+fn loopback_listener() -> std::io::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    Ok((listener, addr))
 }
 
 impl RangeServer {
-    /// Starts a server on a free loopback port.
-    pub fn start() -> RangeServer {
-        let (listener, addr) = loopback_listener();
+    /// Starts a server on a free loopback port; an error when none can be bound.
+    pub fn start() -> std::io::Result<RangeServer> {
+        let (listener, addr) = loopback_listener()?;
         let state = Arc::new(Mutex::new(State::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, st) = (state.clone(), stop.clone());
@@ -123,12 +120,12 @@ impl RangeServer {
                 }
             }
         });
-        RangeServer {
+        Ok(RangeServer {
             addr,
             state,
             stop,
             thread: Some(thread),
-        }
+        })
     }
 
     /// `http://127.0.0.1:<port>` followed by `path`.
@@ -400,6 +397,14 @@ pub fn put(addr: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> std
         .ok_or_else(|| std::io::Error::other(format!("no HTTP status in {answer:?}")))
 }
 
+/// An error unless the server answered `200 OK`.
+fn expect_ok(status: u16, what: &str) -> std::io::Result<()> {
+    match status {
+        200 => Ok(()),
+        other => Err(std::io::Error::other(format!("{what}: HTTP {other}"))),
+    }
+}
+
 /// `moto_server` on a free loopback port, stopped (killed) when dropped.
 pub struct MotoServer {
     child: std::process::Child,
@@ -409,10 +414,11 @@ pub struct MotoServer {
 
 impl MotoServer {
     /// Starts `python -m moto.server` (the interop virtualenv has it) and waits until it
-    /// accepts connections.
-    pub fn start(python: &std::path::Path) -> MotoServer {
+    /// accepts connections; an error when it cannot be started or does not answer within a
+    /// minute.
+    pub fn start(python: &std::path::Path) -> std::io::Result<MotoServer> {
         // A free port for the server to take (ours is closed when the listener drops).
-        let port = loopback_listener().1.port();
+        let port = loopback_listener()?.1.port();
         let child = std::process::Command::new(python)
             .args([
                 "-m",
@@ -424,18 +430,21 @@ impl MotoServer {
             ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start moto_server");
+            .spawn()?;
         let addr = format!("127.0.0.1:{port}");
+        // Killed on drop, also when it does not come up.
+        let server = MotoServer { child, addr };
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(&addr).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "moto_server did not start"
-            );
+        while TcpStream::connect(&server.addr).is_err() {
+            if std::time::Instant::now() >= deadline {
+                return Err(std::io::Error::other(format!(
+                    "moto_server did not accept connections on {} within 60 s",
+                    server.addr
+                )));
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
-        MotoServer { child, addr }
+        Ok(server)
     }
 }
 
@@ -452,16 +461,17 @@ impl MotoServer {
         format!("http://{}", self.addr)
     }
 
-    /// Creates `bucket` and stores each `(key, bytes)` in it, readable anonymously.
-    pub fn fill(&self, bucket: &str, objects: &[(String, Vec<u8>)]) {
-        let status = put(&self.addr, &format!("/{bucket}"), &[], b"").expect("create bucket");
-        assert_eq!(status, 200, "creating bucket {bucket}");
+    /// Creates `bucket` and stores each `(key, bytes)` in it, readable anonymously; an error
+    /// names the request the server refused.
+    pub fn fill(&self, bucket: &str, objects: &[(String, Vec<u8>)]) -> std::io::Result<()> {
+        let created = put(&self.addr, &format!("/{bucket}"), &[], b"")?;
+        expect_ok(created, &format!("creating bucket {bucket}"))?;
         for (key, bytes) in objects {
             let path = format!("/{bucket}/{key}");
-            let status =
-                put(&self.addr, &path, &[("x-amz-acl", "public-read")], bytes).expect("put object");
-            assert_eq!(status, 200, "putting {path}");
+            let status = put(&self.addr, &path, &[("x-amz-acl", "public-read")], bytes)?;
+            expect_ok(status, &format!("putting {path}"))?;
         }
+        Ok(())
     }
 }
 
@@ -478,9 +488,9 @@ pub struct CountingProxy {
 
 impl CountingProxy {
     /// Starts a proxy on a free loopback port forwarding to `upstream` (`127.0.0.1:port`).
-    pub fn start(upstream: &str) -> CountingProxy {
+    pub fn start(upstream: &str) -> std::io::Result<CountingProxy> {
         use std::sync::atomic::AtomicU64;
-        let (listener, addr) = loopback_listener();
+        let (listener, addr) = loopback_listener()?;
         let counts = Arc::new(Counts {
             requests: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
@@ -503,12 +513,12 @@ impl CountingProxy {
                 }
             }
         });
-        CountingProxy {
+        Ok(CountingProxy {
             addr,
             counts,
             stop,
             thread: Some(thread),
-        }
+        })
     }
 
     /// `http://127.0.0.1:<port>`: the endpoint to give clients.

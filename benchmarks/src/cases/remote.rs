@@ -238,15 +238,16 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     if let Some(z) = zarr_object(ctx, gib.map_or(&[][..], |b| &b[..]))? {
         objects.files.push(("zarr.asdf".to_string(), z));
     }
-    let moto = MotoServer::start(python);
-    moto.fill("bench", &objects.files);
+    let moto = MotoServer::start(python).map_err(|e| BenchError::io(python, e))?;
+    moto.fill("bench", &objects.files)
+        .map_err(|e| BenchError::io(python, e))?;
     let total: Vec<(String, u64)> = objects
         .files
         .iter()
         .map(|(k, b)| (k.clone(), b.len() as u64))
         .collect();
     drop(objects.files);
-    let proxy = CountingProxy::start(&moto.addr);
+    let proxy = CountingProxy::start(&moto.addr).map_err(|e| BenchError::io(python, e))?;
     let q = objects.n / 4;
     let size = |k: &str| total.iter().find(|(n, _)| n == k).map_or(0, |(_, s)| *s);
     let cases = [
