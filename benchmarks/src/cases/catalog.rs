@@ -32,9 +32,7 @@ def validate():
 out("validate", min(validate() for _ in range(1 if QUICK else 2)))
 with open(p, "rb") as f:
     data = f.read()
-start = data.index(b"%YAML")
-end = data.find(b"\n...\n", start)
-text = data[start:end + 5]
+text = data[:data.find(b"\n...\n") + 5]  # the same text as ours: header comments and tree
 class Loader(yaml.CSafeLoader):
     pass
 def tagged(loader, suffix, node):
@@ -170,19 +168,6 @@ fn open_walk_process(path: &std::path::Path, pointer: &str, leaves: u64) -> Resu
     Ok((secs, peak))
 }
 
-/// The YAML text of an ASDF file (from `%YAML` to the document end marker).
-fn tree_text(bytes: &[u8]) -> Result<&str> {
-    let start = find(bytes, b"%YAML").ok_or_else(|| BenchError::mismatch("catalog", "no %YAML"))?;
-    let end = find(&bytes[start..], b"\n...\n")
-        .map(|e| start + e + 5)
-        .ok_or_else(|| BenchError::mismatch("catalog", "no document end"))?;
-    std::str::from_utf8(&bytes[start..end]).map_err(BenchError::ours)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
 /// Parse-only rows: ours on one thread and on all, saphyr-parser's events, and the Python
 /// parsers' times from `py`.
 fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Result<Vec<Row>> {
@@ -273,7 +258,9 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         write_ours(&path, n)?;
     }
     let bytes = std::fs::read(&path).map_err(|e| BenchError::io(&path, e))?;
-    let text = tree_text(&bytes)?;
+    // The header comments and the YAML document, without the blocks: what each parser is given.
+    let text =
+        std::str::from_utf8(asdf_testkit::asdf_tree_text(&bytes)).map_err(BenchError::ours)?;
     let tree_bytes = text.len() as u64;
     let what = format!("{n} rows, {:.1} MB tree", tree_bytes as f64 / 1e6);
 
