@@ -78,6 +78,7 @@ pub mod asdf_store;
 pub mod awkd;
 pub mod awkward2;
 pub mod awkward2_files;
+mod call;
 pub mod classes;
 pub mod dtype;
 pub mod error;

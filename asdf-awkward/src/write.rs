@@ -6,11 +6,8 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::dtype::{DType, Kind, Primitive};
 use crate::error::{Error, Result};
-use crate::layout::{
-    AppendableArray, ChunkedArray, JaggedArray, Layout, ListIndex, Node, SparseArray,
-    SparseDefault, StringArray, Table, TableView, UnionArray,
-};
-use crate::numpy::{Buffer, NumpyArray};
+use crate::layout::{call, Awkward0Writer, Layout, Node};
+use crate::numpy::NumpyArray;
 use crate::store::BlobSink;
 use crate::whitelist::fnmatch;
 
@@ -358,29 +355,6 @@ struct Serializer<'s> {
     lowered: Vec<Node>,
 }
 
-/// The awkward0 node that stands for an awkward 2 class awkward0 does not have (`None` for
-/// awkward0's own classes). Parameters have no awkward0 equivalent and are left out.
-fn lower_for_awkward0(l: &Layout) -> Result<Option<Layout>> {
-    Ok(Some(match l {
-        Layout::Regular(r) => r.to_awkward0()?,
-        Layout::Record(r) => r.to_awkward0()?,
-        Layout::Unmasked(u) => u.to_awkward0(),
-        Layout::Empty(e) => e.to_awkward0(),
-        _ => return Ok(None),
-    }))
-}
-
-fn call(spec: Json, args: Vec<Json>) -> Map<String, Json> {
-    let mut m = Map::new();
-    m.insert("call".into(), spec);
-    m.insert("args".into(), Json::Array(args));
-    m
-}
-
-fn lit(v: impl Into<Json>) -> Json {
-    json!({ "json": v.into() })
-}
-
 impl Serializer<'_> {
     fn new_id(&mut self) -> u64 {
         let id = self.next_id;
@@ -388,6 +362,37 @@ impl Serializer<'_> {
         id
     }
 
+    /// Node `l`: a ref when it was written before, its stand-in when awkward0 lacks its class,
+    /// else the call its class writes (children first), with a fresh id.
+    fn node(&mut self, l: &Layout, ctx: &str, depth: usize) -> Result<Json> {
+        if depth > crate::layout::MAX_NESTING {
+            return Err(Error::invalid(
+                l.class_name(),
+                "array",
+                "nesting too deep to write",
+            ));
+        }
+        if let Layout::Parameters(p) = l {
+            return self.child(&p.content, ctx, depth);
+        }
+        if let Some(stand_in) = l.class().awkward0_stand_in()? {
+            let n = Node::new(stand_in);
+            self.lowered.push(n.clone());
+            return self.node(&n, ctx, depth + 1);
+        }
+        let key = l as *const Layout;
+        if let Some(id) = self.seen.get(&key) {
+            return Ok(json!({ "ref": id }));
+        }
+        let id = self.new_id();
+        self.seen.insert(key, id);
+        let mut m = l.class().write_awkward0(self, ctx, id, depth)?;
+        m.insert("id".into(), json!(id));
+        Ok(Json::Object(m))
+    }
+}
+
+impl Awkward0Writer for Serializer<'_> {
     fn spec(&self, parts: &[&str]) -> Json {
         let first = match self.opts.dialect {
             Dialect::Awkward0 => "awkward0",
@@ -491,299 +496,4 @@ impl Serializer<'_> {
     fn child(&mut self, n: &Node, ctx: &str, depth: usize) -> Result<Json> {
         self.node(n.as_ref(), ctx, depth + 1)
     }
-
-    fn node(&mut self, l: &Layout, ctx: &str, depth: usize) -> Result<Json> {
-        if depth > crate::layout::MAX_NESTING {
-            return Err(Error::invalid(
-                l.class_name(),
-                "array",
-                "nesting too deep to write",
-            ));
-        }
-        if let Layout::Parameters(p) = l {
-            return self.child(&p.content, ctx, depth);
-        }
-        if let Some(stand_in) = lower_for_awkward0(l)? {
-            let n = Node::new(stand_in);
-            self.lowered.push(n.clone());
-            return self.node(&n, ctx, depth + 1);
-        }
-        let key = l as *const Layout;
-        if let Some(id) = self.seen.get(&key) {
-            return Ok(json!({ "ref": id }));
-        }
-        let id = self.new_id();
-        self.seen.insert(key, id);
-        let mut m = self.class(l, ctx, depth, id)?;
-        m.insert("id".into(), json!(id));
-        Ok(Json::Object(m))
-    }
-
-    /// The call that rebuilds `l` (node `id`), its children written first.
-    fn class(&mut self, l: &Layout, ctx: &str, depth: usize, id: u64) -> Result<Map<String, Json>> {
-        Ok(match l {
-            Layout::Numpy(a) => {
-                let bytes = a.data().as_le_bytes();
-                self.leaf_body(a.dtype(), a.len(), &bytes, ctx, id)?
-            }
-            Layout::Jagged(j) => self.jagged(j, depth)?,
-            Layout::String(s) => self.string(s)?,
-            Layout::Table(t) => self.table(t, depth)?,
-            Layout::Chunked(c) => self.chunked(c, depth)?,
-            Layout::Appendable(a) => self.appendable(a)?,
-            Layout::Indexed(a) => {
-                let ix = self.index(&a.index, "IndexedArray.index")?;
-                let content = self.child(&a.content, "IndexedArray.content", depth)?;
-                call(self.spec(&["IndexedArray"]), vec![ix, content])
-            }
-            Layout::Sparse(a) => self.sparse(a, depth)?,
-            Layout::Union(u) => self.union(u, depth)?,
-            Layout::Masked(m) => {
-                let mask: Vec<u8> = m.mask.iter().map(|&b| b as u8).collect();
-                let bool_dtype = DType::scalar(Primitive::Bool);
-                let mk = self.leaf(&bool_dtype, mask.len(), &mask, "MaskedArray.mask")?;
-                let content = self.child(&m.content, "MaskedArray.content", depth)?;
-                let args = vec![mk, content, lit(m.masked_when)];
-                call(self.spec(&["MaskedArray"]), args)
-            }
-            Layout::BitMasked(m) => {
-                let u8_dtype = DType::scalar(Primitive::U8);
-                let mk = self.leaf(&u8_dtype, m.mask.len(), &m.mask, "BitMaskedArray.mask")?;
-                let content = self.child(&m.content, "BitMaskedArray.content", depth)?;
-                let args = vec![mk, content, lit(m.masked_when), lit(m.lsb_order)];
-                call(self.spec(&["BitMaskedArray"]), args)
-            }
-            Layout::IndexedMasked(m) => {
-                let ix = self.index(&m.index, "IndexedMaskedArray.mask")?;
-                let content = self.child(&m.content, "IndexedMaskedArray.content", depth)?;
-                let args = vec![ix, content, lit(m.masked_when)];
-                call(self.spec(&["IndexedMaskedArray"]), args)
-            }
-            Layout::Regular(_)
-            | Layout::Record(_)
-            | Layout::Unmasked(_)
-            | Layout::Empty(_)
-            | Layout::Parameters(_) => {
-                // Replaced by their awkward0 stand-ins in `node`.
-                return Err(Error::Unsupported {
-                    location: ctx.into(),
-                    what: format!("{} in an awkward0 schema", l.class_name()),
-                });
-            }
-        })
-    }
-
-    /// `JaggedArray`: from counts when its offsets are compact (awkward0 compacts a numpy
-    /// content to `content[offsets[0]:offsets[-1]]`), else from starts and stops.
-    fn jagged(&mut self, j: &JaggedArray, depth: usize) -> Result<Map<String, Json>> {
-        let compact = j.index.contiguous_offsets().filter(|o| o.len() > 1);
-        let clen = j.content.len() as i64;
-        let counts = |o: &[i64]| -> Vec<i64> { o.windows(2).map(|w| w[1] - w[0]).collect() };
-        Ok(match (compact, j.content.as_ref()) {
-            (Some(o), _) if o[0] == 0 && o[o.len() - 1] == clen => {
-                let c = self.index(&counts(&o), "JaggedArray.counts")?;
-                let content = self.child(&j.content, "JaggedArray.content", depth)?;
-                call(self.spec(&["JaggedArray", "fromcounts"]), vec![c, content])
-            }
-            (Some(o), Layout::Numpy(a)) if o[0] >= 0 && o[o.len() - 1] <= clen => {
-                let c = self.index(&counts(&o), "JaggedArray.counts")?;
-                let sliced = slice_numpy(a, o[0] as usize, o[o.len() - 1] as usize)?;
-                let content = self.numpy(&sliced, "JaggedArray.content")?;
-                call(self.spec(&["JaggedArray", "fromcounts"]), vec![c, content])
-            }
-            _ => {
-                let (starts, stops) = starts_stops(&j.index);
-                let a = self.index(&starts, "JaggedArray.starts")?;
-                let b = self.index(&stops, "JaggedArray.stops")?;
-                let content = self.child(&j.content, "JaggedArray.content", depth)?;
-                call(self.spec(&["JaggedArray"]), vec![a, b, content])
-            }
-        })
-    }
-
-    /// `StringArray`: from counts when its offsets start at 0, else from starts and stops; the
-    /// encoding last.
-    fn string(&mut self, s: &StringArray) -> Result<Map<String, Json>> {
-        let u8_dtype = DType::scalar(Primitive::U8);
-        let (spec, mut args) = match &s.index {
-            ListIndex::Offsets(o) if o.len() > 1 && o[0] == 0 => {
-                let counts: Vec<i64> = o.windows(2).map(|w| w[1] - w[0]).collect();
-                let c = self.index(&counts, "StringArray.counts")?;
-                (self.spec(&["StringArray", "fromcounts"]), vec![c])
-            }
-            other => {
-                let (starts, stops) = starts_stops(other);
-                let a = self.index(&starts, "StringArray.starts")?;
-                let b = self.index(&stops, "StringArray.stops")?;
-                (self.spec(&["StringArray"]), vec![a, b])
-            }
-        };
-        let n = s.content.len();
-        args.push(self.leaf(&u8_dtype, n, &s.content, "StringArray.content")?);
-        let enc = match &s.encoding {
-            Some(e) => Json::String(e.clone()),
-            None => Json::Null,
-        };
-        args.push(self.scalar(enc));
-        Ok(call(spec, args))
-    }
-
-    /// `Table`: its columns as pairs, then its view (a slice or an index) if it has one.
-    fn table(&mut self, t: &Table, depth: usize) -> Result<Map<String, Json>> {
-        let mut pairs = Vec::with_capacity(t.fields.len());
-        for (name, col) in &t.fields {
-            let e = self.child(col, "Table.contents", depth)?;
-            pairs.push(json!([name, e]));
-        }
-        let base = call(
-            self.spec(&["Table", "frompairs"]),
-            vec![json!({ "pairs": pairs }), lit(t.rowstart)],
-        );
-        let view = match &t.view {
-            None => return Ok(base),
-            Some(TableView::Slice {
-                start,
-                step,
-                length,
-            }) => json!({ "tuple": [lit(*start), lit(*step), lit(*length)] }),
-            Some(TableView::Index(ix)) => self.index(ix, "Table.view")?,
-        };
-        Ok(call(
-            self.spec(&["Table", "fromview"]),
-            vec![view, Json::Object(base)],
-        ))
-    }
-
-    /// `ChunkedArray`, without its empty chunks.
-    fn chunked(&mut self, c: &ChunkedArray, depth: usize) -> Result<Map<String, Json>> {
-        let mut chunks = Vec::new();
-        let mut sizes = Vec::new();
-        for (ch, &n) in c.chunks.iter().zip(&c.chunksizes) {
-            if n > 0 {
-                chunks.push(self.child(ch, "ChunkedArray.chunk", depth)?);
-                sizes.push(n);
-            }
-        }
-        Ok(call(
-            self.spec(&["ChunkedArray"]),
-            vec![json!({ "list": chunks }), lit(sizes)],
-        ))
-    }
-
-    /// `AppendableArray`, without its empty chunks (its dtype that of the first chunk).
-    fn appendable(&mut self, a: &AppendableArray) -> Result<Map<String, Json>> {
-        let dtype = a
-            .chunks
-            .first()
-            .map(|c| c.dtype().clone())
-            .unwrap_or_else(|| DType::scalar(Primitive::F64));
-        let mut chunks = Vec::new();
-        for ch in a.chunks.iter().filter(|c| !c.is_empty()) {
-            chunks.push(self.numpy(ch, "AppendableArray.chunk")?);
-        }
-        Ok(call(
-            self.spec(&["AppendableArray"]),
-            vec![
-                json!({ "tuple": [lit(a.chunkshape)] }),
-                json!({ "dtype": dtype.to_json() }),
-                json!({ "list": chunks }),
-            ],
-        ))
-    }
-
-    /// `SparseArray`: length, index, content and default value.
-    fn sparse(&mut self, a: &SparseArray, depth: usize) -> Result<Map<String, Json>> {
-        let ix = self.index(&a.index, "SparseArray.index")?;
-        let content = self.child(&a.content, "SparseArray.content", depth)?;
-        let default = match a.default {
-            SparseDefault::Zero => Json::Null,
-            SparseDefault::Bool(b) => json!(b),
-            SparseDefault::Int(i) => json!(i),
-            SparseDefault::Float(f) => match serde_json::Number::from_f64(f) {
-                Some(n) => Json::Number(n),
-                // awkward0 falls back to a pickle for NaN/inf: a plain float pickle.
-                None => json!({ "python": crate::pickle::pickle_float_b64(f) }),
-            },
-        };
-        let d = self.scalar(default);
-        Ok(call(
-            self.spec(&["SparseArray"]),
-            vec![lit(a.length), ix, content, d],
-        ))
-    }
-
-    /// `UnionArray`: from its tags alone when its index is sequential, else with the index.
-    fn union(&mut self, u: &UnionArray, depth: usize) -> Result<Map<String, Json>> {
-        let u8_dtype = DType::scalar(Primitive::U8);
-        let tags = self.leaf(&u8_dtype, u.tags.len(), &u.tags, "UnionArray.tags")?;
-        let mut args = vec![tags];
-        let spec = if u.is_sequential() {
-            self.spec(&["UnionArray", "fromtags"])
-        } else {
-            args.push(self.index(&u.index, "UnionArray.index")?);
-            self.spec(&["UnionArray"])
-        };
-        let mut cs = Vec::with_capacity(u.contents.len());
-        for c in &u.contents {
-            cs.push(self.child(c, "UnionArray.contents", depth)?);
-        }
-        args.push(json!({ "list": cs }));
-        Ok(call(spec, args))
-    }
-}
-
-fn starts_stops(ix: &ListIndex) -> (Vec<i64>, Vec<i64>) {
-    match ix {
-        ListIndex::Offsets(o) => {
-            let n = o.len().saturating_sub(1);
-            (o[..n].to_vec(), o.get(1..).unwrap_or(&[]).to_vec())
-        }
-        ListIndex::StartsStops { starts, stops } => {
-            (starts.clone(), stops[..starts.len()].to_vec())
-        }
-    }
-}
-
-fn slice_numpy(a: &NumpyArray, start: usize, stop: usize) -> Result<NumpyArray> {
-    let inner = a.inner_size();
-    let (s, e) = (start * inner, stop * inner);
-    macro_rules! sl {
-        ($v:expr, $var:ident) => {
-            Buffer::$var(
-                $v.get(s..e)
-                    .ok_or_else(|| {
-                        Error::invalid("JaggedArray", "array", "content slice out of range")
-                    })?
-                    .to_vec(),
-            )
-        };
-    }
-    let data = match a.data() {
-        Buffer::Bool(v) => sl!(v, Bool),
-        Buffer::I8(v) => sl!(v, I8),
-        Buffer::U8(v) => sl!(v, U8),
-        Buffer::I16(v) => sl!(v, I16),
-        Buffer::U16(v) => sl!(v, U16),
-        Buffer::I32(v) => sl!(v, I32),
-        Buffer::U32(v) => sl!(v, U32),
-        Buffer::I64(v) => sl!(v, I64),
-        Buffer::U64(v) => sl!(v, U64),
-        Buffer::F16(v) => sl!(v, F16),
-        Buffer::F32(v) => sl!(v, F32),
-        Buffer::F64(v) => sl!(v, F64),
-        Buffer::C64(v) => sl!(v, C64),
-        Buffer::C128(v) => sl!(v, C128),
-    };
-    NumpyArray::with_primitive(
-        a.dtype().primitive.clone(),
-        data,
-        a.dtype().inner_shape.clone(),
-    )
-    .ok_or_else(|| {
-        Error::invalid(
-            "JaggedArray",
-            "array",
-            "content slice has an inconsistent shape",
-        )
-    })
 }

@@ -1,6 +1,7 @@
 //! `EmptyArray`: an array of length zero and unknown type (awkward 2's `EmptyArray`).
 
-use crate::layout::Layout;
+use crate::error::Result;
+use crate::layout::{Class, Layout, Node};
 use crate::numpy::{Buffer, NumpyArray};
 
 /// No elements, no type.
@@ -11,5 +12,27 @@ impl EmptyArray {
     /// awkward0 has no untyped array: an empty `float64` leaf, as awkward 1's `to_awkward0` did.
     pub(crate) fn to_awkward0(self) -> Layout {
         Layout::Numpy(NumpyArray::from_vec(Buffer::F64(Vec::new())))
+    }
+}
+
+impl Class for EmptyArray {
+    fn name(&self) -> &'static str {
+        "EmptyArray"
+    }
+
+    fn len(&self) -> usize {
+        0
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![]
+    }
+
+    fn validate_node(&self, _location: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
+        Ok(Some(self.to_awkward0()))
     }
 }

@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::layout::Node;
+use crate::error::Result;
+use crate::layout::{Class, Node};
 use crate::value::Value;
 
 /// `content` with awkward 2 parameters. Values and length are the content's; awkward0 has no
@@ -46,5 +47,24 @@ impl Parameterized {
             Ok(s) => Value::Str(s),
             Err(_) => Value::List(items),
         }
+    }
+}
+
+/// Written to awkward0 as its content alone (the serializer passes through it).
+impl Class for Parameterized {
+    fn name(&self) -> &'static str {
+        "parameters"
+    }
+
+    fn len(&self) -> usize {
+        self.content.len()
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![&self.content]
+    }
+
+    fn validate_node(&self, _location: &str) -> Result<()> {
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
-use crate::layout::{Layout, Node, Table, TableView};
+use crate::layout::{Class, Layout, Node, Table, TableView};
 
 /// `length` records; field `k` of record `i` is `contents[k][i]`. Contents may be longer than
 /// `length`. `fields: None` is a tuple (awkward 2's `fields: null`); its elements read as records
@@ -115,5 +115,27 @@ impl RecordArray {
             });
         }
         Ok(Layout::Table(t))
+    }
+}
+
+impl Class for RecordArray {
+    fn name(&self) -> &'static str {
+        "RecordArray"
+    }
+
+    fn len(&self) -> usize {
+        self.length
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        self.contents.iter().collect()
+    }
+
+    fn validate_node(&self, location: &str) -> Result<()> {
+        RecordArray::validate_node(self, location)
+    }
+
+    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
+        self.to_awkward0().map(Some)
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
-use crate::layout::{JaggedArray, Layout, ListIndex, Node};
+use crate::layout::{Class, JaggedArray, Layout, ListIndex, Node};
 
 /// `length` lists of exactly `size` elements: list `i` is `content[i·size .. (i+1)·size]`.
 ///
@@ -72,5 +72,27 @@ impl RegularArray {
             index: ListIndex::Offsets(offsets),
             content: self.content.clone(),
         }))
+    }
+}
+
+impl Class for RegularArray {
+    fn name(&self) -> &'static str {
+        "RegularArray"
+    }
+
+    fn len(&self) -> usize {
+        self.length
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![&self.content]
+    }
+
+    fn validate_node(&self, location: &str) -> Result<()> {
+        RegularArray::validate_node(self, location)
+    }
+
+    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
+        self.to_awkward0().map(Some)
     }
 }

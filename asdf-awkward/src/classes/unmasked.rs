@@ -1,6 +1,7 @@
 //! `UnmaskedArray`: an option type whose elements are all present (awkward 2's `UnmaskedArray`).
 
-use crate::layout::{Layout, MaskedArray, Node};
+use crate::error::Result;
+use crate::layout::{Class, Layout, MaskedArray, Node};
 
 /// Every element of `content`, typed as optional.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,5 +18,27 @@ impl UnmaskedArray {
             content: self.content.clone(),
             masked_when: true,
         })
+    }
+}
+
+impl Class for UnmaskedArray {
+    fn name(&self) -> &'static str {
+        "UnmaskedArray"
+    }
+
+    fn len(&self) -> usize {
+        self.content.len()
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![&self.content]
+    }
+
+    fn validate_node(&self, _location: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
+        Ok(Some(self.to_awkward0()))
     }
 }

@@ -1,29 +1,37 @@
-//! The fixed dispatch table: which call specs map to which of our constructors.
+//! The fixed dispatch table: which call specs map to which constructors — the reader's own
+//! (buffers, codecs, dtypes) and each class's, listed in [`CLASSES`].
+
+use crate::call::Constructor;
+use crate::classes::{
+    appendable, bit_masked, chunked, indexed, indexed_masked, jagged, masked, sparse, string,
+    table, union,
+};
+
+/// The awkward0 constructors of every class the reader builds, one table per class module.
+const CLASSES: &[&[Constructor]] = &[
+    jagged::CONSTRUCTORS,
+    table::CONSTRUCTORS,
+    chunked::CONSTRUCTORS,
+    appendable::CONSTRUCTORS,
+    indexed::CONSTRUCTORS,
+    sparse::CONSTRUCTORS,
+    union::CONSTRUCTORS,
+    masked::CONSTRUCTORS,
+    bit_masked::CONSTRUCTORS,
+    indexed_masked::CONSTRUCTORS,
+    string::CONSTRUCTORS,
+];
 
 /// Constructors of the fixed dispatch table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) enum Ctor {
     FromBuffer,
     Zlib,
     Lzma,
     Lz4Block,
     Json2Dtype,
-    Jagged,
-    JaggedFromCounts,
-    JaggedFromOffsets,
-    TableFromPairs,
-    TableFromView,
-    Chunked,
-    Appendable,
-    Indexed,
-    Sparse,
-    Union,
-    UnionFromTags,
-    Masked,
-    BitMasked,
-    IndexedMasked,
-    String,
-    StringFromCounts,
+    /// An array class's constructor.
+    Class(&'static Constructor),
 }
 
 impl Ctor {
@@ -34,22 +42,7 @@ impl Ctor {
             Ctor::Lzma => "lzma.decompress",
             Ctor::Lz4Block => "lz4.block.decompress",
             Ctor::Json2Dtype => "awkward0.persist.json2dtype",
-            Ctor::Jagged => "JaggedArray",
-            Ctor::JaggedFromCounts => "JaggedArray.fromcounts",
-            Ctor::JaggedFromOffsets => "JaggedArray.fromoffsets",
-            Ctor::TableFromPairs => "Table.frompairs",
-            Ctor::TableFromView => "Table.fromview",
-            Ctor::Chunked => "ChunkedArray",
-            Ctor::Appendable => "AppendableArray",
-            Ctor::Indexed => "IndexedArray",
-            Ctor::Sparse => "SparseArray",
-            Ctor::Union => "UnionArray",
-            Ctor::UnionFromTags => "UnionArray.fromtags",
-            Ctor::Masked => "MaskedArray",
-            Ctor::BitMasked => "BitMaskedArray",
-            Ctor::IndexedMasked => "IndexedMaskedArray",
-            Ctor::String => "StringArray",
-            Ctor::StringFromCounts => "StringArray.fromcounts",
+            Ctor::Class(c) => c.name,
         }
     }
 
@@ -60,24 +53,21 @@ impl Ctor {
             Ctor::Zlib | Ctor::Lzma => (&["data"], 1),
             Ctor::Lz4Block => (&["source", "uncompressed_size"], 1),
             Ctor::Json2Dtype => (&["obj"], 1),
-            Ctor::Jagged => (&["starts", "stops", "content"], 3),
-            Ctor::JaggedFromCounts => (&["counts", "content"], 2),
-            Ctor::JaggedFromOffsets => (&["offsets", "content"], 2),
-            Ctor::TableFromPairs => (&["pairs", "rowstart"], 1),
-            Ctor::TableFromView => (&["view", "base"], 2),
-            Ctor::Chunked => (&["chunks", "chunksizes"], 1),
-            Ctor::Appendable => (&["chunkshape", "dtype", "chunks"], 3),
-            Ctor::Indexed => (&["index", "content"], 2),
-            Ctor::Sparse => (&["length", "index", "content", "default"], 3),
-            Ctor::Union => (&["tags", "index", "contents"], 3),
-            Ctor::UnionFromTags => (&["tags", "contents"], 2),
-            Ctor::Masked => (&["mask", "content", "maskedwhen"], 2),
-            Ctor::BitMasked => (&["mask", "content", "maskedwhen", "lsborder"], 2),
-            Ctor::IndexedMasked => (&["mask", "content", "maskedwhen"], 2),
-            Ctor::String => (&["starts", "stops", "content", "encoding"], 3),
-            Ctor::StringFromCounts => (&["counts", "content", "encoding"], 2),
+            Ctor::Class(c) => (c.params, c.required),
         }
     }
+
+    pub(super) fn is_frombuffer(self) -> bool {
+        matches!(self, Ctor::FromBuffer)
+    }
+}
+
+/// The class constructor at `awkward0.<path>`.
+fn class_constructor(path: &[&str]) -> Option<&'static Constructor> {
+    CLASSES
+        .iter()
+        .flat_map(|t| t.iter())
+        .find(|c| c.path == path)
 }
 
 /// Outcome of looking a spec up in the fixed table.
@@ -136,30 +126,20 @@ pub(super) fn lookup(spec: &[&str]) -> Lookup {
                 "VirtualArray stores no data, only a Python function to call (persistvirtual=True); save with persistvirtual=False to store its values".into(),
             )
         }
-        ("awkward0", ["JaggedArray"]) => Jagged,
-        ("awkward0", ["JaggedArray", "fromcounts"]) => JaggedFromCounts,
-        ("awkward0", ["JaggedArray", "fromoffsets"]) => JaggedFromOffsets,
-        ("awkward0", ["Table", "frompairs"]) => TableFromPairs,
-        ("awkward0", ["Table", "fromview"]) => TableFromView,
-        ("awkward0", ["ChunkedArray"]) => Chunked,
-        ("awkward0", ["AppendableArray"]) => Appendable,
-        ("awkward0", ["IndexedArray"]) => Indexed,
-        ("awkward0", ["SparseArray"]) => Sparse,
-        ("awkward0", ["UnionArray"]) => Union,
-        ("awkward0", ["UnionArray", "fromtags"]) => UnionFromTags,
-        ("awkward0", ["MaskedArray"]) => Masked,
-        ("awkward0", ["BitMaskedArray"]) => BitMasked,
-        ("awkward0", ["IndexedMaskedArray"]) => IndexedMasked,
-        ("awkward0", ["StringArray"]) => String,
-        ("awkward0", ["StringArray", "fromcounts"]) => StringFromCounts,
-        _ => {
-            return Lookup::Unsupported(format!(
-                "call {} is not one of the constructors this reader knows",
-                spec_str(spec)
-            ))
-        }
+        ("awkward0", path) => match class_constructor(path) {
+            Some(c) => Class(c),
+            None => return unknown(spec),
+        },
+        _ => return unknown(spec),
     };
     Lookup::Found(found)
+}
+
+fn unknown(spec: &[&str]) -> Lookup {
+    Lookup::Unsupported(format!(
+        "call {} is not one of the constructors this reader knows",
+        spec_str(spec)
+    ))
 }
 
 pub(super) fn spec_str(spec: &[&str]) -> String {

@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
+use crate::call::{short, Args, Val};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::layout::{Layout, Node};
-use crate::numpy::Buffer;
-use crate::pickle::PyScalar;
+use crate::layout::Layout;
 use crate::store::BlobStore;
 
 use super::dispatch::{lookup, spec_str, Ctor, Lookup};
@@ -64,52 +63,6 @@ impl fmt::Display for Loc<'_> {
             Seg::Index(i) => write!(f, "[{i}]"),
             Seg::RefTarget(id) => write!(f, "(expression id {id})"),
         }
-    }
-}
-
-/// A value produced by an expression.
-#[derive(Clone)]
-pub(super) enum Val<'a> {
-    Json(&'a Json),
-    Blob(Arc<Cow<'a, [u8]>>),
-    List(Arc<Vec<Val<'a>>>),
-    Tuple(Arc<Vec<Val<'a>>>),
-    Dict(Arc<Vec<(&'a str, Val<'a>)>>),
-    Pairs(Arc<Vec<(&'a str, Val<'a>)>>),
-    DType(Arc<DType>),
-    Array(Node),
-    PyScalar(PyScalar),
-}
-
-impl Val<'_> {
-    pub(super) fn kind(&self) -> String {
-        match self {
-            Val::Json(j) => format!("the JSON value {}", short(j)),
-            Val::Blob(b) => format!("a raw blob of {} bytes", b.len()),
-            Val::List(_) => "a list".into(),
-            Val::Tuple(_) => "a tuple".into(),
-            Val::Dict(d) => format!(
-                "a dict with keys {:?}",
-                d.iter().map(|(k, _)| *k).collect::<Vec<_>>()
-            ),
-            Val::Pairs(_) => "a list of pairs".into(),
-            Val::DType(_) => "a dtype".into(),
-            Val::Array(a) => format!("an array ({})", a.class_name()),
-            Val::PyScalar(p) => format!("the pickled scalar {p:?}"),
-        }
-    }
-}
-
-pub(super) fn short(j: &Json) -> String {
-    let s = j.to_string();
-    if s.len() > 60 {
-        let mut end = 57;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}...", &s[..end])
-    } else {
-        s
     }
 }
 
@@ -520,7 +473,7 @@ impl<'a> Eval<'a> {
         let mut slots: Vec<Option<(Val<'a>, String)>> = vec![None; params.len()];
         let al = loc.key("args");
         // numpy.frombuffer: dtype and count first, so the buffer's decompressed size is known.
-        let order: Vec<usize> = if ctor == Ctor::FromBuffer {
+        let order: Vec<usize> = if ctor.is_frombuffer() {
             let mut o: Vec<usize> = (1..args_json.len()).collect();
             if !args_json.is_empty() {
                 o.push(0);
@@ -532,14 +485,14 @@ impl<'a> Eval<'a> {
         let mut early_count: Option<u64> = None;
         for i in order {
             let li = al.idx(i);
-            if ctor == Ctor::FromBuffer && i == 0 {
+            if ctor.is_frombuffer() && i == 0 {
                 if let Some(v) = self.frombuffer_direct(obj, args_json, &slots, &li)? {
                     return Ok(v);
                 }
                 self.hint = self.frombuffer_hint(&slots, early_count);
             }
             let v = self.eval(&args_json[i], &li, depth + 1)?;
-            if ctor == Ctor::FromBuffer && i == 2 {
+            if ctor.is_frombuffer() && i == 2 {
                 if let Val::Json(j) = &v {
                     early_count = j.as_u64();
                 }
@@ -554,12 +507,13 @@ impl<'a> Eval<'a> {
             ));
         }
         let args = Args {
-            ctor,
+            name: ctor.name(),
             slots,
             params,
             loc: loc.to_string(),
+            limits: &self.opts.limits,
         };
-        self.construct(args, hint)
+        self.construct(ctor, args, hint)
     }
 
     /// The function a `call` names: its spec strings, allowed by the whitelist and known here;
@@ -719,139 +673,6 @@ impl<'a> Eval<'a> {
         } else {
             Cow::Owned(format!("{}{}", self.prefix, name))
         })
-    }
-}
-
-/// Builds a schema error at `loc`.
-pub(super) fn schema_err_s(loc: &str, message: impl Into<String>) -> Error {
-    Error::Schema {
-        location: loc.to_string(),
-        message: message.into(),
-    }
-}
-
-/// The evaluated arguments of one constructor call, with where each came from.
-pub(super) struct Args<'a> {
-    pub(super) ctor: Ctor,
-    pub(super) slots: Vec<Option<(Val<'a>, String)>>,
-    pub(super) params: &'static [&'static str],
-    pub(super) loc: String,
-}
-
-impl<'a> Args<'a> {
-    pub(super) fn val(&self, i: usize) -> Option<&Val<'a>> {
-        self.slots.get(i).and_then(|s| s.as_ref()).map(|(v, _)| v)
-    }
-
-    pub(super) fn arg_loc(&self, i: usize) -> &str {
-        self.slots
-            .get(i)
-            .and_then(|s| s.as_ref())
-            .map(|(_, l)| l.as_str())
-            .unwrap_or(&self.loc)
-    }
-
-    pub(super) fn wrong(&self, i: usize, expected: &str, found: Option<&Val<'a>>) -> Error {
-        let found = found.map_or("nothing".to_string(), |v| v.kind());
-        schema_err_s(
-            self.arg_loc(i),
-            format!(
-                "argument {:?} of {} must be {expected}, found {found}",
-                self.params.get(i).copied().unwrap_or("?"),
-                self.ctor.name()
-            ),
-        )
-    }
-
-    pub(super) fn json(&self, i: usize) -> Result<&'a Json> {
-        match self.val(i) {
-            Some(Val::Json(j)) => Ok(j),
-            other => Err(self.wrong(i, "a JSON value", other)),
-        }
-    }
-
-    pub(super) fn opt_int(&self, i: usize) -> Result<Option<i64>> {
-        match self.val(i) {
-            None => Ok(None),
-            Some(Val::Json(j)) if j.is_i64() => Ok(j.as_i64()),
-            other => Err(self.wrong(i, "an integer", other)),
-        }
-    }
-
-    pub(super) fn opt_boolish(&self, i: usize) -> Result<Option<bool>> {
-        match self.val(i) {
-            None => Ok(None),
-            Some(Val::Json(Json::Bool(b))) => Ok(Some(*b)),
-            Some(Val::Json(j)) if j.as_i64() == Some(0) => Ok(Some(false)),
-            Some(Val::Json(j)) if j.as_i64() == Some(1) => Ok(Some(true)),
-            other => Err(self.wrong(i, "a boolean", other)),
-        }
-    }
-
-    pub(super) fn array(&self, i: usize) -> Result<Node> {
-        match self.val(i) {
-            Some(Val::Array(n)) => Ok(n.clone()),
-            other => Err(self.wrong(i, "an array", other)),
-        }
-    }
-
-    pub(super) fn array_list(&self, i: usize) -> Result<Vec<Node>> {
-        match self.val(i) {
-            Some(Val::List(l)) | Some(Val::Tuple(l)) => l
-                .iter()
-                .enumerate()
-                .map(|(k, v)| match v {
-                    Val::Array(n) => Ok(n.clone()),
-                    other => Err(schema_err_s(
-                        self.arg_loc(i),
-                        format!("item {k} must be an array, found {}", other.kind()),
-                    )),
-                })
-                .collect(),
-            other => Err(self.wrong(i, "a list of arrays", other)),
-        }
-    }
-
-    /// A 1-D integer (or bool) numpy array as `i64`s.
-    pub(super) fn index(&self, i: usize) -> Result<Vec<i64>> {
-        self.index_cow(i).map(|c| c.into_owned())
-    }
-
-    /// Like [`index`](Self::index), borrowing when the leaf is already `int64`.
-    pub(super) fn index_cow(&self, i: usize) -> Result<Cow<'_, [i64]>> {
-        match self.val(i) {
-            Some(Val::Array(n)) => match n.as_ref() {
-                Layout::Numpy(a) => a.as_i64s().ok_or_else(|| {
-                    schema_err_s(
-                        self.arg_loc(i),
-                        format!(
-                            "argument {:?} of {} must be a 1-D integer array that fits int64, found dtype {}",
-                            self.params.get(i).copied().unwrap_or("?"),
-                            self.ctor.name(),
-                            a.dtype().to_json()
-                        ),
-                    )
-                }),
-                other => Err(schema_err_s(self.arg_loc(i), format!("must be a numpy array, found {}", other.class_name()))),
-            },
-            other => Err(self.wrong(i, "an integer array", other)),
-        }
-    }
-
-    /// A 1-D one-byte numpy array (uint8, int8 or bool) as bytes.
-    pub(super) fn bytes_array(&self, i: usize) -> Result<Vec<u8>> {
-        match self.val(i) {
-            Some(Val::Array(n)) => match n.as_ref() {
-                Layout::Numpy(a) if a.dtype().inner_shape.is_empty() => match a.data() {
-                    Buffer::U8(v) => Ok(v.clone()),
-                    Buffer::I8(v) => Ok(v.iter().map(|&x| x as u8).collect()),
-                    Buffer::Bool(v) => Ok(v.iter().map(|&x| x as u8).collect()),
-                    _ => Err(self.wrong(i, "a 1-byte (uint8) array", self.val(i))),
-                },
-                _ => Err(self.wrong(i, "a 1-D uint8 array", self.val(i))),
-            },
-            other => Err(self.wrong(i, "a uint8 array", other)),
-        }
     }
 }
 

@@ -12,8 +12,8 @@ use crate::layout::Layout;
 use crate::numpy::{Buffer, NumpyArray};
 
 use super::dispatch::Ctor;
-use super::expr::{kind_of, short, Eval, Kind, Loc, Val};
-use super::expr::{schema_err_s, Args};
+use super::expr::{kind_of, Eval, Kind, Loc};
+use crate::call::{schema_err_s, short, Args, Val};
 
 impl<'a> Eval<'a> {
     /// The fast path of `numpy.frombuffer` for the two shapes awkward0 writes — a plain `read`,
@@ -271,8 +271,13 @@ impl<'a> Eval<'a> {
         Ok(self.leaf_val(leaf))
     }
 
-    pub(super) fn decompress(&mut self, a: &Args<'a>, hint: Option<u64>) -> Result<Val<'a>> {
-        let codec = match a.ctor {
+    pub(super) fn decompress(
+        &mut self,
+        ctor: Ctor,
+        a: &Args<'a>,
+        hint: Option<u64>,
+    ) -> Result<Val<'a>> {
+        let codec = match ctor {
             Ctor::Zlib => "zlib",
             Ctor::Lzma => "lzma",
             _ => "lz4.block",
@@ -289,7 +294,7 @@ impl<'a> Eval<'a> {
             ),
             _ => (ceiling, "decompressed size in bytes"),
         };
-        let out: Vec<u8> = match a.ctor {
+        let out: Vec<u8> = match ctor {
             Ctor::Lz4Block => lz4_block(&input, max, hint, &a.loc)?,
             ctor => inflate(ctor, &input, max, hint, what, &a.loc)?,
         };
@@ -348,14 +353,15 @@ fn inflate(
     what: &'static str,
     loc: &str,
 ) -> Result<Vec<u8>> {
-    let codec = if ctor == Ctor::Zlib { "zlib" } else { "lzma" };
+    let zlib = matches!(ctor, Ctor::Zlib);
+    let codec = if zlib { "zlib" } else { "lzma" };
     let derr = |m: String| decompress_error(codec, loc, m);
     let cap = hint
         .unwrap_or(0)
         .min(max)
         .min(array_core::bounds::deflate_max_decoded(input.len() as u64)) as usize;
     let mut out = Vec::with_capacity(cap);
-    let res = if ctor == Ctor::Zlib {
+    let res = if zlib {
         array_codecs::zlib::decoder(input)
             .take(max.saturating_add(1))
             .read_to_end(&mut out)

@@ -21,7 +21,8 @@ use crate::limits::Limits;
 use crate::store::BlobStore;
 use crate::whitelist::Whitelist;
 
-use expr::{short, Eval, Loc, Val};
+use crate::call::{short, Val};
+use expr::{Eval, Loc};
 
 /// Options for reading.
 #[derive(Debug, Clone)]

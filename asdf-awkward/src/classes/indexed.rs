@@ -1,0 +1,60 @@
+//! `IndexedArray`: `value[i] = content[index[i]]`.
+
+use serde_json::{Map, Value as Json};
+
+use crate::call::Constructor;
+use crate::error::Result;
+use crate::layout::{call, check_index, Awkward0Writer, Class, Layout, Node};
+
+/// `IndexedArray`: `value[i] = content[index[i]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedArray {
+    /// Positions into the content.
+    pub index: Vec<i64>,
+    /// The content.
+    pub content: Node,
+}
+
+/// awkward0's constructor: `IndexedArray(index, content)`.
+pub(crate) const CONSTRUCTORS: &[Constructor] = &[Constructor {
+    path: &["IndexedArray"],
+    name: "IndexedArray",
+    params: &["index", "content"],
+    required: 2,
+    build: |a| {
+        Ok(Layout::Indexed(IndexedArray {
+            index: a.index(0)?,
+            content: a.array(1)?,
+        }))
+    },
+}];
+
+impl Class for IndexedArray {
+    fn name(&self) -> &'static str {
+        "IndexedArray"
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![&self.content]
+    }
+
+    fn validate_node(&self, location: &str) -> Result<()> {
+        check_index("IndexedArray", location, &self.index, self.content.len())
+    }
+
+    fn write_awkward0(
+        &self,
+        w: &mut dyn Awkward0Writer,
+        _ctx: &str,
+        _id: u64,
+        depth: usize,
+    ) -> Result<Map<String, Json>> {
+        let ix = w.index(&self.index, "IndexedArray.index")?;
+        let content = w.child(&self.content, "IndexedArray.content", depth)?;
+        Ok(call(w.spec(&["IndexedArray"]), vec![ix, content]))
+    }
+}

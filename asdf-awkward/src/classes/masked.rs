@@ -1,0 +1,88 @@
+//! `MaskedArray`: one boolean per element says whether it is missing.
+
+use serde_json::{Map, Value as Json};
+
+use crate::call::Constructor;
+use crate::dtype::{DType, Primitive};
+use crate::error::{Error, Result};
+use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+
+/// `MaskedArray`: `value[i]` is missing iff `mask[i] == masked_when`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaskedArray {
+    /// One flag per element.
+    pub mask: Vec<bool>,
+    /// The values.
+    pub content: Node,
+    /// Which flag value means "missing" (awkward0 default `true`).
+    pub masked_when: bool,
+}
+
+impl MaskedArray {
+    /// Checks that the content has an element under every mask entry.
+    pub fn validate_node(&self, location: &str) -> Result<()> {
+        if self.content.len() < self.mask.len() {
+            return Err(Error::invalid(
+                "MaskedArray",
+                location,
+                format!(
+                    "mask has {} entries but the content only {}",
+                    self.mask.len(),
+                    self.content.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// awkward0's constructor: `MaskedArray(mask, content, maskedwhen=True)`.
+pub(crate) const CONSTRUCTORS: &[Constructor] = &[Constructor {
+    path: &["MaskedArray"],
+    name: "MaskedArray",
+    params: &["mask", "content", "maskedwhen"],
+    required: 2,
+    build: |a| {
+        let mask = a.index(0)?.into_iter().map(|m| m != 0).collect();
+        let masked_when = a.opt_boolish(2)?.unwrap_or(true);
+        let content = a.array(1)?;
+        Ok(Layout::Masked(MaskedArray {
+            mask,
+            content,
+            masked_when,
+        }))
+    },
+}];
+
+impl Class for MaskedArray {
+    fn name(&self) -> &'static str {
+        "MaskedArray"
+    }
+
+    fn len(&self) -> usize {
+        self.mask.len()
+    }
+
+    fn children(&self) -> Vec<&Node> {
+        vec![&self.content]
+    }
+
+    fn validate_node(&self, location: &str) -> Result<()> {
+        MaskedArray::validate_node(self, location)
+    }
+
+    fn write_awkward0(
+        &self,
+        w: &mut dyn Awkward0Writer,
+        _ctx: &str,
+        _id: u64,
+        depth: usize,
+    ) -> Result<Map<String, Json>> {
+        let mask: Vec<u8> = self.mask.iter().map(|&b| b as u8).collect();
+        let bool_dtype = DType::scalar(Primitive::Bool);
+        let mk = w.leaf(&bool_dtype, mask.len(), &mask, "MaskedArray.mask")?;
+        let content = w.child(&self.content, "MaskedArray.content", depth)?;
+        let args = vec![mk, content, lit(self.masked_when)];
+        Ok(call(w.spec(&["MaskedArray"]), args))
+    }
+}
