@@ -15,6 +15,7 @@ pub use crate::classes::{
     StringArray, Table, TableView, UnionArray, UnmaskedArray,
 };
 use crate::dtype::DType;
+use crate::element::{numpy_element, numpy_values, oob, Budget, Value};
 use crate::error::{Error, Result};
 use crate::numpy::NumpyArray;
 
@@ -140,6 +141,28 @@ impl ListIndex {
         }
     }
 
+    /// The content range of list `i` as positions, checked against a content of `clen`
+    /// elements (an empty list is `(0, 0)` wherever it points).
+    pub(crate) fn element_range(
+        &self,
+        class: &'static str,
+        i: usize,
+        clen: usize,
+    ) -> Result<(usize, usize)> {
+        let (a, b) = self.range(i).ok_or_else(|| oob(class, i, self.len()))?;
+        if a == b {
+            return Ok((0, 0));
+        }
+        match (usize::try_from(a), usize::try_from(b)) {
+            (Ok(a), Ok(b)) if a <= b && b <= clen => Ok((a, b)),
+            _ => Err(Error::invalid(
+                class,
+                "array",
+                format!("list {i} spans {a}..{b}, outside the content of length {clen}"),
+            )),
+        }
+    }
+
     /// Explicit `(starts, stops)`, one entry per list (what awkward0's plain constructors take).
     pub(crate) fn starts_stops(&self) -> (Vec<i64>, Vec<i64>) {
         match self {
@@ -184,6 +207,9 @@ pub(crate) trait Class {
     /// Checks the node's own invariants against its children's lengths (children are assumed
     /// valid: the reader validates bottom-up as it builds). `location` names it in errors.
     fn validate_node(&self, location: &str) -> Result<()>;
+    /// Element `i` (the caller has checked `i < len()`); contents are read at `depth` through
+    /// `Layout::get_depth`, and everything built is charged to `b` before it is built.
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value>;
     /// The call that rebuilds this node (node `id`, `ctx` its place for compression rules) in
     /// awkward0's schema, children written first through `w`.
     fn write_awkward0(
@@ -316,6 +342,10 @@ impl Class for NumpyArray {
     }
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+    fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {
+        b.take(numpy_values(self) - 1, 0)?;
+        numpy_element(self, i).ok_or_else(|| oob("numpy.ndarray", i, NumpyArray::len(self)))
     }
     fn write_awkward0(
         &self,

@@ -81,6 +81,7 @@ pub mod awkward2_files;
 mod call;
 pub mod classes;
 pub mod dtype;
+mod element;
 pub mod error;
 pub mod from_buffers;
 pub mod layout;

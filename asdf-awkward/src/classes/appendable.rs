@@ -4,6 +4,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::call::{schema_err_s, Args, Constructor, Val};
 use crate::dtype::{DType, Primitive};
+use crate::element::{numpy_element, numpy_values, oob, Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 use crate::numpy::NumpyArray;
@@ -102,6 +103,19 @@ impl Class for AppendableArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         AppendableArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {
+        let mut k = i;
+        for ch in &self.chunks {
+            if k < ch.len() {
+                b.take(numpy_values(ch) - 1, 0)?;
+                return numpy_element(ch, k)
+                    .ok_or_else(|| oob("AppendableArray", i, Class::len(self)));
+            }
+            k -= ch.len();
+        }
+        Err(oob("AppendableArray", i, Class::len(self)))
     }
 
     /// Its chunks without the empty ones, its dtype that of the first chunk.

@@ -4,6 +4,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::call::Constructor;
 use crate::dtype::{DType, Primitive};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 
@@ -81,6 +82,21 @@ impl Class for BitMaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         BitMaskedArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let bit = self.bit(i).ok_or_else(|| {
+            Error::invalid(
+                "BitMaskedArray",
+                "array",
+                format!("no mask bit for element {i}"),
+            )
+        })?;
+        if bit == self.masked_when {
+            Ok(Value::Null)
+        } else {
+            self.content.get_depth(i, depth, b)
+        }
     }
 
     fn write_awkward0(

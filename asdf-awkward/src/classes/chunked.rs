@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use crate::call::{schema_err_s, Args, Constructor, Val};
+use crate::element::{oob, Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 
@@ -96,6 +97,17 @@ impl Class for ChunkedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         ChunkedArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let mut k = i;
+        for (ch, &n) in self.chunks.iter().zip(&self.chunksizes) {
+            if k < n {
+                return ch.get_depth(k, depth, b);
+            }
+            k -= n;
+        }
+        Err(oob("ChunkedArray", i, Class::len(self)))
     }
 
     /// Its chunks and sizes, without the empty chunks.

@@ -1,5 +1,6 @@
 //! `EmptyArray`: an array of length zero and unknown type (awkward 2's `EmptyArray`).
 
+use crate::element::{oob, Budget, Value};
 use crate::error::Result;
 use crate::layout::{Class, Layout, Node};
 use crate::numpy::{Buffer, NumpyArray};
@@ -30,6 +31,11 @@ impl Class for EmptyArray {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let _ = (depth, b);
+        Err(oob("EmptyArray", i, 0))
     }
 
     fn awkward0_stand_in(&self) -> Result<Option<Layout>> {

@@ -3,7 +3,8 @@
 use serde_json::{Map, Value as Json};
 
 use crate::call::Constructor;
-use crate::error::Result;
+use crate::element::{Budget, Value};
+use crate::error::{Error, Result};
 use crate::layout::{call, check_index, Awkward0Writer, Class, Layout, Node};
 
 /// `IndexedArray`: `value[i] = content[index[i]]`.
@@ -44,6 +45,12 @@ impl Class for IndexedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         check_index("IndexedArray", location, &self.index, self.content.len())
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let ix = usize::try_from(self.index[i])
+            .map_err(|_| Error::invalid("IndexedArray", "array", format!("negative index[{i}]")))?;
+        self.content.get_depth(ix, depth, b)
     }
 
     fn write_awkward0(

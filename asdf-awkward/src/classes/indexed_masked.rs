@@ -3,6 +3,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::call::Constructor;
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 
@@ -71,6 +72,21 @@ impl Class for IndexedMaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         IndexedMaskedArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let ix = self.index[i];
+        if ix == self.masked_when {
+            return Ok(Value::Null);
+        }
+        let ix = usize::try_from(ix).map_err(|_| {
+            Error::invalid(
+                "IndexedMaskedArray",
+                "array",
+                format!("negative index[{i}] = {ix}"),
+            )
+        })?;
+        self.content.get_depth(ix, depth, b)
     }
 
     fn write_awkward0(

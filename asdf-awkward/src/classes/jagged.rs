@@ -3,6 +3,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::call::{Args, Constructor};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, Awkward0Writer, Class, Layout, ListIndex, Node};
 use crate::numpy::{Buffer, NumpyArray};
@@ -75,6 +76,17 @@ impl Class for JaggedArray {
     fn validate_node(&self, location: &str) -> Result<()> {
         self.index
             .validate("JaggedArray", location, self.content.len())
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let (start, stop) = self
+            .index
+            .element_range("JaggedArray", i, self.content.len())?;
+        b.take((stop - start) as u64, 0)?;
+        (start..stop)
+            .map(|k| self.content.get_depth(k, depth, b))
+            .collect::<Result<_>>()
+            .map(Value::List)
     }
 
     /// From counts when the offsets are compact (awkward0 compacts a numpy content to

@@ -4,6 +4,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::call::Constructor;
 use crate::dtype::{DType, Primitive};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 
@@ -69,6 +70,13 @@ impl Class for MaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         MaskedArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        if self.mask[i] == self.masked_when {
+            return Ok(Value::Null);
+        }
+        self.content.get_depth(i, depth, b)
     }
 
     fn write_awkward0(

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value as Json};
 
+use crate::element::{Budget, Value};
 use crate::error::Result;
 use crate::layout::{Class, Node};
-use crate::value::Value;
 
 /// `content` with awkward 2 parameters. Values and length are the content's; awkward0 has no
 /// parameters, so its writer stores the content alone. The awkward 2 export puts the
@@ -66,5 +66,9 @@ impl Class for Parameterized {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        Ok(self.present(self.content.get_depth(i, depth, b)?))
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{Class, Layout, Node, Table, TableView};
 
@@ -133,6 +134,16 @@ impl Class for RecordArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         RecordArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let names: usize = self.fields.iter().flatten().map(String::len).sum();
+        b.take(self.contents.len() as u64, names as u64)?;
+        let mut out = Vec::with_capacity(self.contents.len());
+        for (k, c) in self.contents.iter().enumerate() {
+            out.push((self.field_name(k), c.get_depth(i, depth, b)?));
+        }
+        Ok(Value::Record(out))
     }
 
     fn awkward0_stand_in(&self) -> Result<Option<Layout>> {

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::element::{oob, Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{Class, JaggedArray, Layout, ListIndex, Node};
 
@@ -90,6 +91,18 @@ impl Class for RegularArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         RegularArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let (start, stop) = self
+            .range(i)
+            .filter(|&(_, stop)| stop <= self.content.len())
+            .ok_or_else(|| oob("RegularArray", i, self.length))?;
+        b.take(self.size as u64, 0)?;
+        (start..stop)
+            .map(|k| self.content.get_depth(k, depth, b))
+            .collect::<Result<_>>()
+            .map(Value::List)
     }
 
     fn awkward0_stand_in(&self) -> Result<Option<Layout>> {

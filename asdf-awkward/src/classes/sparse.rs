@@ -3,6 +3,8 @@
 use serde_json::{json, Map, Value as Json};
 
 use crate::call::{schema_err_s, short, Args, Constructor, Val};
+use crate::dtype::Kind;
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
 use crate::pickle::PyScalar;
@@ -148,6 +150,21 @@ impl Class for SparseArray {
         SparseArray::validate_node(self, location)
     }
 
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        if let Ok(j) = self.index.binary_search(&(i as i64)) {
+            return self.content.get_depth(j, depth, b);
+        }
+        Ok(match self.default {
+            SparseDefault::Zero => {
+                b.take(zero_values(&self.content) - 1, 0)?;
+                zero(&self.content)
+            }
+            SparseDefault::Bool(v) => Value::Bool(v),
+            SparseDefault::Int(v) => Value::Int(v),
+            SparseDefault::Float(v) => Value::Float(v),
+        })
+    }
+
     /// Length, index, content and default value.
     fn write_awkward0(
         &self,
@@ -173,5 +190,44 @@ impl Class for SparseArray {
             w.spec(&["SparseArray"]),
             vec![lit(self.length), ix, content, d],
         ))
+    }
+}
+
+/// Number of values [`zero`] builds for `content`, itself included.
+fn zero_values(content: &Layout) -> u64 {
+    match content {
+        Layout::Numpy(a) => {
+            let mut total = 1u64;
+            let mut level = 1u64;
+            for &n in a.dtype().inner_shape.iter() {
+                level = level.saturating_mul(n.min(1 << 20) as u64);
+                total = total.saturating_add(level);
+            }
+            total
+        }
+        _ => 1,
+    }
+}
+
+/// awkward0's `None` default: zero of the content's type, an empty list or string.
+fn zero(content: &Layout) -> Value {
+    match content {
+        Layout::Numpy(a) => {
+            let zero = match a.dtype().primitive.kind() {
+                Kind::Bool => Value::Bool(false),
+                Kind::Int | Kind::UInt => Value::Int(0),
+                Kind::Float => Value::Float(0.0),
+                Kind::Complex => Value::Complex(0.0, 0.0),
+            };
+            a.dtype()
+                .inner_shape
+                .iter()
+                .rev()
+                .fold(zero, |acc, &n| Value::List(vec![acc; n.min(1 << 20)]))
+        }
+        Layout::Jagged(_) => Value::List(vec![]),
+        Layout::String(s) if s.encoding.is_none() => Value::Bytes(vec![]),
+        Layout::String(_) => Value::Str(String::new()),
+        _ => Value::Null,
     }
 }

@@ -4,6 +4,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::call::{Args, Constructor, Val};
 use crate::dtype::{DType, Primitive};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, Awkward0Writer, Class, Layout, ListIndex, Node};
 
@@ -122,6 +123,25 @@ impl Class for StringArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         StringArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {
+        let (start, stop) = self
+            .index
+            .element_range("StringArray", i, self.content.len())?;
+        b.take(0, (stop - start) as u64)?;
+        let bytes = &self.content[start..stop];
+        match self.encoding {
+            None => Ok(Value::Bytes(bytes.to_vec())),
+            Some(_) => match std::str::from_utf8(bytes) {
+                Ok(t) => Ok(Value::Str(t.to_string())),
+                Err(e) => Err(Error::invalid(
+                    "StringArray",
+                    "array",
+                    format!("string is not valid UTF-8 ({e})"),
+                )),
+            },
+        }
     }
 
     /// From counts when the offsets start at 0, else from starts and stops; the encoding last.

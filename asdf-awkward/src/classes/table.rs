@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use crate::call::{schema_err_s, Args, Constructor, Val};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, check_index, lit, Awkward0Writer, Class, Layout, Node};
 
@@ -243,6 +244,23 @@ impl Class for Table {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         Table::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let row = self.base_row(i).ok_or_else(|| {
+            Error::invalid(
+                "Table",
+                "array",
+                format!("view row {i} is outside the base"),
+            )
+        })?;
+        let names: usize = self.fields.iter().map(|(name, _)| name.len()).sum();
+        b.take(self.fields.len() as u64, names as u64)?;
+        let mut out = Vec::with_capacity(self.fields.len());
+        for (name, col) in &self.fields {
+            out.push((name.clone(), col.get_depth(row, depth, b)?));
+        }
+        Ok(Value::Record(out))
     }
 
     /// Its columns as pairs, then its view (a slice or an index) if it has one.

@@ -4,6 +4,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::call::{Args, Constructor};
 use crate::dtype::{DType, Primitive};
+use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
 use crate::layout::{call, Awkward0Writer, Class, Layout, Node};
 
@@ -138,6 +139,23 @@ impl Class for UnionArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         UnionArray::validate_node(self, location)
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        let t = self.tags[i] as usize;
+        let c = self.contents.get(t).ok_or_else(|| {
+            Error::invalid(
+                "UnionArray",
+                "array",
+                format!("tags[{i}] = {t} has no content"),
+            )
+        })?;
+        let ix = self
+            .index
+            .get(i)
+            .and_then(|&x| usize::try_from(x).ok())
+            .ok_or_else(|| Error::invalid("UnionArray", "array", format!("bad index[{i}]")))?;
+        c.get_depth(ix, depth, b)
     }
 
     /// From its tags alone when its index is sequential, else with the index.

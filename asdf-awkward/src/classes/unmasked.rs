@@ -1,5 +1,6 @@
 //! `UnmaskedArray`: an option type whose elements are all present (awkward 2's `UnmaskedArray`).
 
+use crate::element::{Budget, Value};
 use crate::error::Result;
 use crate::layout::{Class, Layout, MaskedArray, Node};
 
@@ -36,6 +37,10 @@ impl Class for UnmaskedArray {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
+        self.content.get_depth(i, depth, b)
     }
 
     fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
