@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::dtype::Primitive;
-use crate::error::{Error, Result};
-use crate::layout::{Layout, ListIndex, Node, Table, UnionArray};
+use crate::error::Result;
+use crate::layout::{
+    awkward2_unsupported, finish_form, form_node, Awkward2Writer, IndexOver, Layout, ListIndex,
+    UnionArray,
+};
 
 /// What `ak.from_buffers(form, length, container)` takes.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,102 +66,12 @@ const MAX_FORM_NODES: usize = 100_000;
 /// Most buffer bytes an export may produce.
 const MAX_EXPORT_BYTES: u64 = 1 << 40;
 
-fn unsupported(what: impl Into<String>) -> Error {
-    Error::Unsupported {
-        location: "awkward 2 export".into(),
-        what: what.into(),
-    }
-}
-
 fn i64_bytes(v: &[i64]) -> Vec<u8> {
     let mut out = Vec::with_capacity(v.len() * 8);
     for x in v {
         out.extend_from_slice(&x.to_le_bytes());
     }
     out
-}
-
-fn node(class: &str, key: &str) -> Map<String, Json> {
-    let mut m = Map::new();
-    m.insert("class".into(), json!(class));
-    m.insert("form_key".into(), json!(key));
-    m
-}
-
-fn finish(mut m: Map<String, Json>, parameters: Json) -> Json {
-    let key = m.remove("form_key").unwrap_or(Json::Null);
-    m.insert("parameters".into(), parameters);
-    m.insert("form_key".into(), key);
-    Json::Object(m)
-}
-
-/// An indexed or optional view over a content: `index[i]` (or -1 for missing).
-struct IndexOver {
-    index: Vec<i64>,
-    content: Node,
-    option: bool,
-}
-
-fn as_index_over(l: &Layout) -> Option<IndexOver> {
-    match l {
-        Layout::Indexed(a) => Some(IndexOver {
-            index: a.index.clone(),
-            content: a.content.clone(),
-            option: false,
-        }),
-        Layout::IndexedMasked(m) => Some(IndexOver {
-            index: m
-                .index
-                .iter()
-                .map(|&x| if x == m.masked_when { -1 } else { x })
-                .collect(),
-            content: m.content.clone(),
-            option: true,
-        }),
-        Layout::Masked(m) => Some(IndexOver {
-            index: m
-                .mask
-                .iter()
-                .enumerate()
-                .map(|(i, &b)| if b == m.masked_when { -1 } else { i as i64 })
-                .collect(),
-            content: m.content.clone(),
-            option: true,
-        }),
-        Layout::BitMasked(m) => Some(IndexOver {
-            index: (0..m.content.len())
-                .map(|i| {
-                    if m.bit(i) == Some(m.masked_when) {
-                        -1
-                    } else {
-                        i as i64
-                    }
-                })
-                .collect(),
-            content: m.content.clone(),
-            option: true,
-        }),
-        Layout::Unmasked(u) => Some(IndexOver {
-            index: (0..u.content.len() as i64).collect(),
-            content: u.content.clone(),
-            option: true,
-        }),
-        Layout::Table(t) if t.view.is_some() => {
-            let n = l.len();
-            let index = (0..n)
-                .map(|i| t.base_row(i).map_or(-1, |r| r as i64))
-                .collect();
-            Some(IndexOver {
-                index,
-                content: Arc::new(Layout::Table(Table {
-                    view: None,
-                    ..t.clone()
-                })),
-                option: false,
-            })
-        }
-        _ => None,
-    }
 }
 
 /// Moves an index (and option) that sits over a union into the union: awkward 2 only allows
@@ -176,12 +88,12 @@ fn push_into_union(top: &IndexOver, u: &UnionArray) -> Result<UnionArray> {
             let i = i as usize;
             match (u.tags.get(i), u.index.get(i)) {
                 (Some(&t), Some(&j)) => (t, j),
-                _ => return Err(unsupported("index outside its union")),
+                _ => return Err(awkward2_unsupported("index outside its union")),
             }
         };
         let slot = per
             .get_mut(t as usize)
-            .ok_or_else(|| unsupported("union tag without content"))?;
+            .ok_or_else(|| awkward2_unsupported("union tag without content"))?;
         tags.push(t);
         index.push(slot.len() as i64);
         slot.push(j);
@@ -212,32 +124,7 @@ fn push_into_union(top: &IndexOver, u: &UnionArray) -> Result<UnionArray> {
     })
 }
 
-/// `l` without the parameter wrappers around it.
-fn strip(mut l: &Layout) -> &Layout {
-    while let Layout::Parameters(p) = l {
-        l = &p.content;
-    }
-    l
-}
-
-/// Whether `l` exports as an option type (directly, or through a chain of indexed nodes).
-fn is_option(l: &Layout) -> bool {
-    let mut cur = as_index_over(strip(l));
-    let mut guard = 0;
-    while let Some(io) = cur {
-        if io.option {
-            return true;
-        }
-        guard += 1;
-        if guard > crate::layout::MAX_NESTING {
-            return false;
-        }
-        cur = as_index_over(&io.content);
-    }
-    false
-}
-
-impl Conv {
+impl Awkward2Writer for Conv {
     fn key(&mut self) -> String {
         let k = format!("node{}", self.next);
         self.next += 1;
@@ -247,7 +134,7 @@ impl Conv {
     fn put(&mut self, key: String, bytes: Vec<u8>) -> Result<()> {
         self.bytes = self.bytes.saturating_add(bytes.len() as u64);
         if self.next > MAX_FORM_NODES || self.bytes > MAX_EXPORT_BYTES {
-            return Err(unsupported(
+            return Err(awkward2_unsupported(
                 "sub-arrays shared through refs expand to too large an awkward 2 tree",
             ));
         }
@@ -255,204 +142,66 @@ impl Conv {
         Ok(())
     }
 
-    /// The form of `l`: one arm per layout class (a dispatch table, kept whole on purpose).
+    /// The form of `l`, by its class (nesting bounded).
     fn form(&mut self, l: &Layout, depth: usize) -> Result<Json> {
         if depth > crate::layout::MAX_NESTING {
-            return Err(unsupported("nesting too deep"));
+            return Err(awkward2_unsupported("nesting too deep"));
         }
-        let d = depth + 1;
-        match l {
-            Layout::Numpy(a) => {
-                let key = self.key();
-                self.put(format!("{key}-data"), a.data().to_le_bytes())?;
-                let mut m = node("NumpyArray", &key);
-                m.insert("primitive".into(), json!(a.dtype().primitive.awkward2_name()));
-                m.insert("inner_shape".into(), json!(a.dtype().inner_shape));
-                Ok(finish(m, json!({})))
-            }
-            Layout::Appendable(a) => {
-                let key = self.key();
-                let mut data = Vec::new();
-                for c in &a.chunks {
-                    data.extend_from_slice(&c.data().to_le_bytes());
-                }
-                let (prim, inner) = match a.chunks.first() {
-                    Some(c) => (c.dtype().primitive.clone(), c.dtype().inner_shape.clone()),
-                    None => (Primitive::F64, vec![]),
-                };
-                self.put(format!("{key}-data"), data)?;
-                let mut m = node("NumpyArray", &key);
-                m.insert("primitive".into(), json!(prim.awkward2_name()));
-                m.insert("inner_shape".into(), json!(inner));
-                Ok(finish(m, json!({})))
-            }
-            Layout::Jagged(j) => {
-                let key = self.key();
-                let m = self.list(&key, &j.index)?;
-                let content = self.form(&j.content, d)?;
-                let mut m = m;
-                m.insert("content".into(), content);
-                Ok(finish(m, json!({})))
-            }
-            Layout::String(s) => {
-                let key = self.key();
-                let mut m = self.list(&key, &s.index)?;
-                let (outer, inner) = if s.encoding.is_some() {
-                    ("string", "char")
-                } else {
-                    ("bytestring", "byte")
-                };
-                let ckey = self.key();
-                self.put(format!("{ckey}-data"), s.content.clone())?;
-                let mut c = node("NumpyArray", &ckey);
-                c.insert("primitive".into(), json!("uint8"));
-                c.insert("inner_shape".into(), json!([]));
-                m.insert("content".into(), finish(c, json!({ "__array__": inner })));
-                Ok(finish(m, json!({ "__array__": outer })))
-            }
-            Layout::Table(t) if t.view.is_none() => {
-                let key = self.key();
-                let mut contents = Vec::with_capacity(t.fields.len());
-                for (_, c) in &t.fields {
-                    contents.push(self.form(c, d)?);
-                }
-                let mut m = node("RecordArray", &key);
-                m.insert(
-                    "fields".into(),
-                    json!(t.fields.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>()),
-                );
-                m.insert("contents".into(), Json::Array(contents));
-                Ok(finish(m, json!({})))
-            }
-            Layout::Masked(m) if !is_option(&m.content) && as_index_over(&m.content).is_none() && !matches!(m.content.as_ref(), Layout::Union(_)) => {
-                let key = self.key();
-                let mask: Vec<u8> = m.mask.iter().map(|&b| b as u8).collect();
-                self.put(format!("{key}-mask"), mask)?;
-                let content = self.form(&m.content, d)?;
-                let mut n = node("ByteMaskedArray", &key);
-                n.insert("mask".into(), json!("i8"));
-                n.insert("valid_when".into(), json!(!m.masked_when));
-                n.insert("content".into(), content);
-                Ok(finish(n, json!({})))
-            }
-            Layout::BitMasked(m) if as_index_over(&m.content).is_none() && !matches!(m.content.as_ref(), Layout::Union(_)) => {
-                let key = self.key();
-                let nbytes = m.content.len().div_ceil(8);
-                self.put(format!("{key}-mask"), m.mask[..nbytes].to_vec())?;
-                let content = self.form(&m.content, d)?;
-                let mut n = node("BitMaskedArray", &key);
-                n.insert("mask".into(), json!("u8"));
-                n.insert("valid_when".into(), json!(!m.masked_when));
-                n.insert("lsb_order".into(), json!(m.lsb_order));
-                n.insert("content".into(), content);
-                Ok(finish(n, json!({})))
-            }
-            Layout::Union(u) => self.union(u, d),
-            Layout::Parameters(p) => {
-                let mut f = self.form(&p.content, d)?;
-                if let Some(Json::Object(params)) = f.get_mut("parameters") {
-                    for (k, v) in &p.parameters {
-                        params.insert(k.clone(), v.clone());
+        l.class().awkward2_form(self, depth + 1)
+    }
+
+    fn indexed(&mut self, mut top: IndexOver, d: usize) -> Result<Json> {
+        while let Some(inner) = top.content.class().index_view() {
+            let index = top
+                .index
+                .iter()
+                .map(|&i| {
+                    if i < 0 {
+                        Ok(-1)
+                    } else {
+                        inner
+                            .index
+                            .get(i as usize)
+                            .copied()
+                            .ok_or_else(|| awkward2_unsupported("index outside its content"))
                     }
-                }
-                Ok(f)
-            }
-            Layout::Regular(r) => {
-                let key = self.key();
-                let mut m = r.form_node();
-                m.insert("form_key".into(), json!(key));
-                let content = self.form(&r.content, d)?;
-                m.insert("content".into(), content);
-                Ok(finish(m, json!({})))
-            }
-            Layout::Record(r) => {
-                let key = self.key();
-                let mut m = r.form_node();
-                m.insert("form_key".into(), json!(key));
-                let mut contents = Vec::with_capacity(r.contents.len());
-                for c in &r.contents {
-                    contents.push(self.form(c, d)?);
-                }
-                m.insert("contents".into(), Json::Array(contents));
-                Ok(finish(m, json!({})))
-            }
-            Layout::Unmasked(u)
-                if as_index_over(&u.content).is_none()
-                    && !matches!(strip(&u.content), Layout::Union(_)) =>
-            {
-                let key = self.key();
-                let content = self.form(&u.content, d)?;
-                let mut m = node("UnmaskedArray", &key);
-                m.insert("content".into(), content);
-                Ok(finish(m, json!({})))
-            }
-            Layout::Empty(_) => {
-                let key = self.key();
-                Ok(finish(node("EmptyArray", &key), json!({})))
-            }
-            Layout::Chunked(_) => Err(unsupported(
-                "ChunkedArray has no awkward 2 form (awkward 2 has no chunked node; concatenate first)",
-            )),
-            Layout::Sparse(_) => Err(unsupported(
-                "SparseArray has no awkward 2 form (it would have to be materialized)",
-            )),
-            other => {
-                // Indexed, IndexedMasked, option-over-option/indexed, Table views: compose all
-                // directly nested indexed/option levels into one IndexedArray or IndexedOptionArray.
-                let Some(mut top) = as_index_over(other) else {
-                    return Err(unsupported(format!("{} cannot be exported", other.class_name())));
-                };
-                while let Some(inner) = as_index_over(&top.content) {
-                    let index = top
-                        .index
-                        .iter()
-                        .map(|&i| {
-                            if i < 0 {
-                                Ok(-1)
-                            } else {
-                                inner.index.get(i as usize).copied().ok_or_else(|| {
-                                    unsupported("index outside its content")
-                                })
-                            }
-                        })
-                        .collect::<Result<Vec<i64>>>()?;
-                    top = IndexOver {
-                        index,
-                        content: inner.content,
-                        option: top.option || inner.option,
-                    };
-                }
-                if let Layout::Union(u) = top.content.as_ref() {
-                    return self.union(&push_into_union(&top, u)?, d);
-                }
-                let key = self.key();
-                self.put(format!("{key}-index"), i64_bytes(&top.index))?;
-                let content = self.form(&top.content, d)?;
-                let class = if top.option {
-                    "IndexedOptionArray"
-                } else {
-                    "IndexedArray"
-                };
-                let mut n = node(class, &key);
-                n.insert("index".into(), json!("i64"));
-                n.insert("content".into(), content);
-                Ok(finish(n, json!({})))
-            }
+                })
+                .collect::<Result<Vec<i64>>>()?;
+            top = IndexOver {
+                index,
+                content: inner.content,
+                option: top.option || inner.option,
+            };
         }
+        if let Layout::Union(u) = top.content.as_ref() {
+            return self.union(&push_into_union(&top, u)?, d);
+        }
+        let key = self.key();
+        self.put(format!("{key}-index"), i64_bytes(&top.index))?;
+        let content = self.form(&top.content, d)?;
+        let class = if top.option {
+            "IndexedOptionArray"
+        } else {
+            "IndexedArray"
+        };
+        let mut n = form_node(class, &key);
+        n.insert("index".into(), json!("i64"));
+        n.insert("content".into(), content);
+        Ok(finish_form(n, json!({})))
     }
 
     fn list(&mut self, key: &str, index: &ListIndex) -> Result<Map<String, Json>> {
         Ok(match index {
             ListIndex::Offsets(o) => {
                 self.put(format!("{key}-offsets"), i64_bytes(o))?;
-                let mut m = node("ListOffsetArray", key);
+                let mut m = form_node("ListOffsetArray", key);
                 m.insert("offsets".into(), json!("i64"));
                 m
             }
             ListIndex::StartsStops { starts, stops } => {
                 self.put(format!("{key}-starts"), i64_bytes(starts))?;
                 self.put(format!("{key}-stops"), i64_bytes(&stops[..starts.len()]))?;
-                let mut m = node("ListArray", key);
+                let mut m = form_node("ListArray", key);
                 m.insert("starts".into(), json!("i64"));
                 m.insert("stops".into(), json!("i64"));
                 m
@@ -470,20 +219,20 @@ impl Conv {
         }
         if u.contents
             .iter()
-            .any(|c| matches!(strip(c), Layout::Union(_)))
+            .any(|c| matches!(c.without_parameters(), Layout::Union(_)))
         {
-            return Err(unsupported(
+            return Err(awkward2_unsupported(
                 "a union of unions is not canonical in awkward 2",
             ));
         }
-        let optional = u.contents.iter().filter(|c| is_option(c)).count();
+        let optional = u.contents.iter().filter(|c| c.exports_as_option()).count();
         if optional != 0 && optional != u.contents.len() {
-            return Err(unsupported(
+            return Err(awkward2_unsupported(
                 "a union mixing optional and non-optional contents is not canonical in awkward 2",
             ));
         }
         if u.contents.len() > 128 || u.tags.iter().any(|&t| t >= 128) {
-            return Err(unsupported(
+            return Err(awkward2_unsupported(
                 "union tags must be below 128 (awkward 2 uses int8 tags)",
             ));
         }
@@ -494,11 +243,11 @@ impl Conv {
         for c in &u.contents {
             contents.push(self.form(c, d)?);
         }
-        let mut n = node("UnionArray", &key);
+        let mut n = form_node("UnionArray", &key);
         n.insert("tags".into(), json!("i8"));
         n.insert("index".into(), json!("i64"));
         n.insert("contents".into(), Json::Array(contents));
-        Ok(finish(n, json!({})))
+        Ok(finish_form(n, json!({})))
     }
 }
 
@@ -513,6 +262,7 @@ fn read_i64(b: &[u8]) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use serde_json::json;
 
     #[test]

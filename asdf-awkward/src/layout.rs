@@ -229,6 +229,74 @@ pub(crate) trait Class {
     fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
         Ok(None)
     }
+    /// This node's awkward 2 form (`ak.forms`, as `form.to_dict()` JSON), its buffers stored
+    /// and its contents exported (at `depth`) through `w`.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = (w, depth);
+        Err(awkward2_unsupported(format!(
+            "{} cannot be exported",
+            self.name()
+        )))
+    }
+    /// For an indexed or optional class: the index it applies over its content (`-1` for a
+    /// missing element). awkward 2 composes directly nested levels into one node.
+    fn index_view(&self) -> Option<IndexOver> {
+        None
+    }
+}
+
+/// An index over a content, `-1` for a missing element: what an indexed or optional node
+/// becomes in awkward 2, where directly nested levels compose into one `IndexedArray` or
+/// `IndexedOptionArray`.
+pub(crate) struct IndexOver {
+    /// Position in the content of each element, or `-1`.
+    pub(crate) index: Vec<i64>,
+    /// The content.
+    pub(crate) content: Node,
+    /// Whether the node is an option type (else a plain `IndexedArray`).
+    pub(crate) option: bool,
+}
+
+/// What a class needs from the awkward 2 exporter (`awkward2` implements it): form keys,
+/// buffers, and the forms of its contents and of the shapes several classes share.
+pub(crate) trait Awkward2Writer {
+    /// A fresh form key (`node<N>`, in pre-order).
+    fn key(&mut self) -> String;
+    /// Stores the buffer `name` (`<key>-<attribute>`, little-endian).
+    fn put(&mut self, name: String, bytes: Vec<u8>) -> Result<()>;
+    /// The form of a content.
+    fn form(&mut self, l: &Layout, depth: usize) -> Result<Json>;
+    /// A `ListOffsetArray` or `ListArray` form node over `index` (its content not yet added).
+    fn list(&mut self, key: &str, index: &ListIndex) -> Result<Map<String, Json>>;
+    /// A `UnionArray` in awkward 2's canonical shape.
+    fn union(&mut self, u: &UnionArray, depth: usize) -> Result<Json>;
+    /// `top` and every index level directly below it, composed into one `IndexedArray` or
+    /// `IndexedOptionArray` (pushed into a union below it, which awkward 2 requires).
+    fn indexed(&mut self, top: IndexOver, depth: usize) -> Result<Json>;
+}
+
+/// A form node of `class` with form key `key` (its other fields follow).
+pub(crate) fn form_node(class: &str, key: &str) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("class".into(), json!(class));
+    m.insert("form_key".into(), json!(key));
+    m
+}
+
+/// The finished form node: `parameters`, then the form key last, as awkward 2 orders them.
+pub(crate) fn finish_form(mut m: Map<String, Json>, parameters: Json) -> Json {
+    let key = m.remove("form_key").unwrap_or(Json::Null);
+    m.insert("parameters".into(), parameters);
+    m.insert("form_key".into(), key);
+    Json::Object(m)
+}
+
+/// The error for a layout awkward 2 cannot represent.
+pub(crate) fn awkward2_unsupported(what: impl Into<String>) -> Error {
+    Error::Unsupported {
+        location: "awkward 2 export".into(),
+        what: what.into(),
+    }
 }
 
 /// What a class needs from awkward0's serializer (`write` implements it): its dialect's call
@@ -343,6 +411,17 @@ impl Class for NumpyArray {
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
     }
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, _depth: usize) -> Result<Json> {
+        let key = w.key();
+        w.put(format!("{key}-data"), self.data().to_le_bytes())?;
+        let mut m = form_node("NumpyArray", &key);
+        m.insert(
+            "primitive".into(),
+            json!(self.dtype().primitive.awkward2_name()),
+        );
+        m.insert("inner_shape".into(), json!(self.dtype().inner_shape));
+        Ok(finish_form(m, json!({})))
+    }
     fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {
         b.take(numpy_values(self) - 1, 0)?;
         numpy_element(self, i).ok_or_else(|| oob("numpy.ndarray", i, NumpyArray::len(self)))
@@ -385,6 +464,33 @@ impl Layout {
     /// The direct sub-arrays of this node, in serialization order.
     pub fn children(&self) -> Vec<&Node> {
         self.class().children()
+    }
+
+    /// This node without the parameter wrappers around it.
+    pub(crate) fn without_parameters(&self) -> &Layout {
+        let mut l = self;
+        while let Layout::Parameters(p) = l {
+            l = &p.content;
+        }
+        l
+    }
+
+    /// Whether this node exports to awkward 2 as an option type (directly, or through a chain
+    /// of indexed nodes).
+    pub(crate) fn exports_as_option(&self) -> bool {
+        let mut cur = self.without_parameters().class().index_view();
+        let mut guard = 0;
+        while let Some(io) = cur {
+            if io.option {
+                return true;
+            }
+            guard += 1;
+            if guard > MAX_NESTING {
+                return false;
+            }
+            cur = io.content.class().index_view();
+        }
+        false
     }
 
     /// Validates the whole tree (every node, children first).

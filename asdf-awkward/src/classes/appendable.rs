@@ -6,7 +6,9 @@ use crate::call::{schema_err_s, Args, Constructor, Val};
 use crate::dtype::{DType, Primitive};
 use crate::element::{numpy_element, numpy_values, oob, Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    call, finish_form, form_node, lit, Awkward0Writer, Awkward2Writer, Class, Layout, Node,
+};
 use crate::numpy::NumpyArray;
 
 /// `AppendableArray`: numpy chunks of one dtype, concatenated.
@@ -103,6 +105,25 @@ impl Class for AppendableArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         AppendableArray::validate_node(self, location)
+    }
+
+    /// One numpy leaf: the chunks concatenated.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = depth;
+        let key = w.key();
+        let mut data = Vec::new();
+        for c in &self.chunks {
+            data.extend_from_slice(&c.data().to_le_bytes());
+        }
+        let (prim, inner) = match self.chunks.first() {
+            Some(c) => (c.dtype().primitive.clone(), c.dtype().inner_shape.clone()),
+            None => (Primitive::F64, vec![]),
+        };
+        w.put(format!("{key}-data"), data)?;
+        let mut m = form_node("NumpyArray", &key);
+        m.insert("primitive".into(), json!(prim.awkward2_name()));
+        m.insert("inner_shape".into(), json!(inner));
+        Ok(finish_form(m, json!({})))
     }
 
     fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {

@@ -1,12 +1,15 @@
 //! `BitMaskedArray`: one bit per element says whether it is missing.
 
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 use crate::call::Constructor;
 use crate::dtype::{DType, Primitive};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    call, finish_form, form_node, lit, Awkward0Writer, Awkward2Writer, Class, IndexOver, Layout,
+    Node,
+};
 
 /// `BitMaskedArray`: one bit per element, `length = len(content)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +22,26 @@ pub struct BitMaskedArray {
     pub masked_when: bool,
     /// `true`: bit `i%8` from the least significant end; `false`: numpy `packbits` order.
     pub lsb_order: bool,
+}
+
+impl BitMaskedArray {
+    /// Position `i` where present, `-1` where masked.
+    fn over(&self) -> IndexOver {
+        let index = (0..self.content.len())
+            .map(|i| {
+                if self.bit(i) == Some(self.masked_when) {
+                    -1
+                } else {
+                    i as i64
+                }
+            })
+            .collect();
+        IndexOver {
+            index,
+            content: self.content.clone(),
+            option: true,
+        }
+    }
 }
 
 impl BitMaskedArray {
@@ -82,6 +105,29 @@ impl Class for BitMaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         BitMaskedArray::validate_node(self, location)
+    }
+
+    /// A `BitMaskedArray`, unless its content is indexed or a union: then one composed
+    /// `IndexedOptionArray`.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let c = &self.content;
+        if c.class().index_view().is_some() || matches!(**c, Layout::Union(_)) {
+            return w.indexed(self.over(), depth);
+        }
+        let key = w.key();
+        let nbytes = c.len().div_ceil(8);
+        w.put(format!("{key}-mask"), self.mask[..nbytes].to_vec())?;
+        let content = w.form(c, depth)?;
+        let mut n = form_node("BitMaskedArray", &key);
+        n.insert("mask".into(), json!("u8"));
+        n.insert("valid_when".into(), json!(!self.masked_when));
+        n.insert("lsb_order".into(), json!(self.lsb_order));
+        n.insert("content".into(), content);
+        Ok(finish_form(n, json!({})))
+    }
+
+    fn index_view(&self) -> Option<IndexOver> {
+        Some(self.over())
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

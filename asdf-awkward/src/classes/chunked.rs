@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value as Json};
 use crate::call::{schema_err_s, Args, Constructor, Val};
 use crate::element::{oob, Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    awkward2_unsupported, call, lit, Awkward0Writer, Awkward2Writer, Class, Layout, Node,
+};
 
 /// `ChunkedArray`: a logical concatenation of the first `chunksizes[i]` elements of each chunk.
 ///
@@ -97,6 +99,13 @@ impl Class for ChunkedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         ChunkedArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = (w, depth);
+        Err(awkward2_unsupported(
+            "ChunkedArray has no awkward 2 form (awkward 2 has no chunked node; concatenate first)",
+        ))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

@@ -2,7 +2,9 @@
 
 use crate::element::{oob, Budget, Value};
 use crate::error::Result;
-use crate::layout::{Class, Layout, Node};
+use serde_json::{json, Value as Json};
+
+use crate::layout::{finish_form, form_node, Awkward2Writer, Class, Layout, Node};
 use crate::numpy::{Buffer, NumpyArray};
 
 /// No elements, no type.
@@ -31,6 +33,12 @@ impl Class for EmptyArray {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = depth;
+        let key = w.key();
+        Ok(finish_form(form_node("EmptyArray", &key), json!({})))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

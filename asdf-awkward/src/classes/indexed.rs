@@ -5,7 +5,9 @@ use serde_json::{Map, Value as Json};
 use crate::call::Constructor;
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, check_index, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    call, check_index, Awkward0Writer, Awkward2Writer, Class, IndexOver, Layout, Node,
+};
 
 /// `IndexedArray`: `value[i] = content[index[i]]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +16,16 @@ pub struct IndexedArray {
     pub index: Vec<i64>,
     /// The content.
     pub content: Node,
+}
+
+impl IndexedArray {
+    fn over(&self) -> IndexOver {
+        IndexOver {
+            index: self.index.clone(),
+            content: self.content.clone(),
+            option: false,
+        }
+    }
 }
 
 /// awkward0's constructor: `IndexedArray(index, content)`.
@@ -45,6 +57,14 @@ impl Class for IndexedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         check_index("IndexedArray", location, &self.index, self.content.len())
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        w.indexed(self.over(), depth)
+    }
+
+    fn index_view(&self) -> Option<IndexOver> {
+        Some(self.over())
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 use crate::call::Constructor;
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{call, lit, Awkward0Writer, Awkward2Writer, Class, IndexOver, Layout, Node};
 
 /// `IndexedMaskedArray`: `value[i]` is missing iff `index[i] == masked_when`, else
 /// `content[index[i]]`.
@@ -35,6 +35,22 @@ impl IndexedMaskedArray {
                 ),
             )),
             None => Ok(()),
+        }
+    }
+}
+
+impl IndexedMaskedArray {
+    /// The index with `masked_when` as `-1`.
+    fn over(&self) -> IndexOver {
+        let index = self
+            .index
+            .iter()
+            .map(|&x| if x == self.masked_when { -1 } else { x })
+            .collect();
+        IndexOver {
+            index,
+            content: self.content.clone(),
+            option: true,
         }
     }
 }
@@ -72,6 +88,14 @@ impl Class for IndexedMaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         IndexedMaskedArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        w.indexed(self.over(), depth)
+    }
+
+    fn index_view(&self) -> Option<IndexOver> {
+        Some(self.over())
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

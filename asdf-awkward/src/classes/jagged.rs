@@ -1,11 +1,13 @@
 //! `JaggedArray`: variable-length lists over a content array.
 
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 use crate::call::{Args, Constructor};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, Awkward0Writer, Class, Layout, ListIndex, Node};
+use crate::layout::{
+    call, finish_form, Awkward0Writer, Awkward2Writer, Class, Layout, ListIndex, Node,
+};
 use crate::numpy::{Buffer, NumpyArray};
 
 /// `JaggedArray`: list `i` is `content[start_i .. stop_i]`.
@@ -76,6 +78,15 @@ impl Class for JaggedArray {
     fn validate_node(&self, location: &str) -> Result<()> {
         self.index
             .validate("JaggedArray", location, self.content.len())
+    }
+
+    /// `ListOffsetArray` or `ListArray`, as its index is stored.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let key = w.key();
+        let mut m = w.list(&key, &self.index)?;
+        let content = w.form(&self.content, depth)?;
+        m.insert("content".into(), content);
+        Ok(finish_form(m, json!({})))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

@@ -1,12 +1,15 @@
 //! `MaskedArray`: one boolean per element says whether it is missing.
 
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 use crate::call::Constructor;
 use crate::dtype::{DType, Primitive};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    call, finish_form, form_node, lit, Awkward0Writer, Awkward2Writer, Class, IndexOver, Layout,
+    Node,
+};
 
 /// `MaskedArray`: `value[i]` is missing iff `mask[i] == masked_when`.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +37,23 @@ impl MaskedArray {
             ));
         }
         Ok(())
+    }
+}
+
+impl MaskedArray {
+    /// Position `i` where present, `-1` where masked.
+    fn over(&self) -> IndexOver {
+        let index = self
+            .mask
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| if b == self.masked_when { -1 } else { i as i64 })
+            .collect();
+        IndexOver {
+            index,
+            content: self.content.clone(),
+            option: true,
+        }
     }
 }
 
@@ -70,6 +90,31 @@ impl Class for MaskedArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         MaskedArray::validate_node(self, location)
+    }
+
+    /// A `ByteMaskedArray`, unless its content is an option, indexed or a union: then one
+    /// composed `IndexedOptionArray`.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let c = &self.content;
+        if c.exports_as_option()
+            || c.class().index_view().is_some()
+            || matches!(**c, Layout::Union(_))
+        {
+            return w.indexed(self.over(), depth);
+        }
+        let key = w.key();
+        let mask: Vec<u8> = self.mask.iter().map(|&b| b as u8).collect();
+        w.put(format!("{key}-mask"), mask)?;
+        let content = w.form(c, depth)?;
+        let mut n = form_node("ByteMaskedArray", &key);
+        n.insert("mask".into(), json!("i8"));
+        n.insert("valid_when".into(), json!(!self.masked_when));
+        n.insert("content".into(), content);
+        Ok(finish_form(n, json!({})))
+    }
+
+    fn index_view(&self) -> Option<IndexOver> {
+        Some(self.over())
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

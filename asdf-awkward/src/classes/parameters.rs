@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::element::{Budget, Value};
 use crate::error::Result;
-use crate::layout::{Class, Node};
+use crate::layout::{Awkward2Writer, Class, Node};
 
 /// `content` with awkward 2 parameters. Values and length are the content's; awkward0 has no
 /// parameters, so its writer stores the content alone. The awkward 2 export puts the
@@ -66,6 +66,17 @@ impl Class for Parameterized {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    /// The content's form, with these parameters added to its own.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let mut f = w.form(&self.content, depth)?;
+        if let Some(Json::Object(params)) = f.get_mut("parameters") {
+            for (k, v) in &self.parameters {
+                params.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(f)
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{Class, Layout, Node, Table, TableView};
+use crate::layout::{finish_form, Awkward2Writer, Class, Layout, Node, Table, TableView};
 
 /// `length` records; field `k` of record `i` is `contents[k][i]`. Contents may be longer than
 /// `length`. `fields: None` is a tuple (awkward 2's `fields: null`); its elements read as records
@@ -134,6 +134,18 @@ impl Class for RecordArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         RecordArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let key = w.key();
+        let mut m = self.form_node();
+        m.insert("form_key".into(), json!(key));
+        let mut contents = Vec::with_capacity(self.contents.len());
+        for c in &self.contents {
+            contents.push(w.form(c, depth)?);
+        }
+        m.insert("contents".into(), Json::Array(contents));
+        Ok(finish_form(m, json!({})))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

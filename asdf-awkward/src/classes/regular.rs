@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::element::{oob, Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{Class, JaggedArray, Layout, ListIndex, Node};
+use crate::layout::{finish_form, Awkward2Writer, Class, JaggedArray, Layout, ListIndex, Node};
 
 /// `length` lists of exactly `size` elements: list `i` is `content[i·size .. (i+1)·size]`.
 ///
@@ -91,6 +91,15 @@ impl Class for RegularArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         RegularArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let key = w.key();
+        let mut m = self.form_node();
+        m.insert("form_key".into(), json!(key));
+        let content = w.form(&self.content, depth)?;
+        m.insert("content".into(), content);
+        Ok(finish_form(m, json!({})))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

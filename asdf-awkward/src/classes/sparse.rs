@@ -6,7 +6,9 @@ use crate::call::{schema_err_s, short, Args, Constructor, Val};
 use crate::dtype::Kind;
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    awkward2_unsupported, call, lit, Awkward0Writer, Awkward2Writer, Class, Layout, Node,
+};
 use crate::pickle::PyScalar;
 
 /// Default value of a [`SparseArray`].
@@ -148,6 +150,13 @@ impl Class for SparseArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         SparseArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = (w, depth);
+        Err(awkward2_unsupported(
+            "SparseArray has no awkward 2 form (it would have to be materialized)",
+        ))
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

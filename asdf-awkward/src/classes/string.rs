@@ -1,12 +1,14 @@
 //! `StringArray`: lists of bytes, decoded as text unless the encoding is `None`.
 
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 use crate::call::{Args, Constructor, Val};
 use crate::dtype::{DType, Primitive};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, Awkward0Writer, Class, Layout, ListIndex, Node};
+use crate::layout::{
+    call, finish_form, form_node, Awkward0Writer, Awkward2Writer, Class, Layout, ListIndex, Node,
+};
 
 /// `StringArray`: lists of bytes, decoded with `encoding` (`None` = raw bytes).
 ///
@@ -123,6 +125,28 @@ impl Class for StringArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         StringArray::validate_node(self, location)
+    }
+
+    /// A list of `uint8` with awkward 2's `string`/`char` (or `bytestring`/`byte`) parameters.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        let _ = depth;
+        let key = w.key();
+        let mut m = w.list(&key, &self.index)?;
+        let (outer, inner) = if self.encoding.is_some() {
+            ("string", "char")
+        } else {
+            ("bytestring", "byte")
+        };
+        let ckey = w.key();
+        w.put(format!("{ckey}-data"), self.content.clone())?;
+        let mut c = form_node("NumpyArray", &ckey);
+        c.insert("primitive".into(), json!("uint8"));
+        c.insert("inner_shape".into(), json!([]));
+        m.insert(
+            "content".into(),
+            finish_form(c, json!({ "__array__": inner })),
+        );
+        Ok(finish_form(m, json!({ "__array__": outer })))
     }
 
     fn element(&self, i: usize, _depth: usize, b: &mut Budget) -> Result<Value> {

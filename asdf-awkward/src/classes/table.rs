@@ -1,11 +1,16 @@
 //! `Table`: named columns (awkward0's record array), possibly a view of its base rows.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value as Json};
 
 use crate::call::{schema_err_s, Args, Constructor, Val};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, check_index, lit, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{
+    call, check_index, finish_form, form_node, lit, Awkward0Writer, Awkward2Writer, Class,
+    IndexOver, Layout, Node,
+};
 
 /// How a `Table` view selects rows of its base.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,6 +249,40 @@ impl Class for Table {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         Table::validate_node(self, location)
+    }
+
+    /// A `RecordArray`; a view becomes an `IndexedArray` over its base rows.
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        if let Some(top) = self.index_view() {
+            return w.indexed(top, depth);
+        }
+        let key = w.key();
+        let mut contents = Vec::with_capacity(self.fields.len());
+        for (_, c) in &self.fields {
+            contents.push(w.form(c, depth)?);
+        }
+        let mut m = form_node("RecordArray", &key);
+        let names: Vec<&str> = self.fields.iter().map(|(n, _)| n.as_str()).collect();
+        m.insert("fields".into(), json!(names));
+        m.insert("contents".into(), Json::Array(contents));
+        Ok(finish_form(m, json!({})))
+    }
+
+    /// A view: its rows as an index over the unviewed table.
+    fn index_view(&self) -> Option<IndexOver> {
+        self.view.as_ref()?;
+        let index = (0..Class::len(self))
+            .map(|i| self.base_row(i).map_or(-1, |r| r as i64))
+            .collect();
+        let base = Table {
+            view: None,
+            ..self.clone()
+        };
+        Some(IndexOver {
+            index,
+            content: Arc::new(Layout::Table(base)),
+            option: false,
+        })
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {

@@ -6,7 +6,7 @@ use crate::call::{Args, Constructor};
 use crate::dtype::{DType, Primitive};
 use crate::element::{Budget, Value};
 use crate::error::{Error, Result};
-use crate::layout::{call, Awkward0Writer, Class, Layout, Node};
+use crate::layout::{call, Awkward0Writer, Awkward2Writer, Class, Layout, Node};
 
 /// `UnionArray`: `value[i] = contents[tags[i]][index[i]]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +139,10 @@ impl Class for UnionArray {
 
     fn validate_node(&self, location: &str) -> Result<()> {
         UnionArray::validate_node(self, location)
+    }
+
+    fn awkward2_form(&self, w: &mut dyn Awkward2Writer, depth: usize) -> Result<Json> {
+        w.union(self, depth)
     }
 
     fn element(&self, i: usize, depth: usize, b: &mut Budget) -> Result<Value> {
