@@ -11,13 +11,50 @@ use crate::Label;
 pub struct CodecError {
     /// Human-readable description.
     pub message: String,
+    /// What went wrong, for callers that answer differently (a stream longer than declared is
+    /// a limit to some, corruption to others).
+    pub kind: CodecErrorKind,
+}
+
+/// The kind of a [`CodecError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CodecErrorKind {
+    /// The data is not valid for the codec, cannot be encoded, or does not fit in memory.
+    #[default]
+    Invalid,
+    /// The data decodes to fewer bytes than declared.
+    Short,
+    /// The data decodes to more bytes than declared.
+    Long,
 }
 
 impl CodecError {
-    /// An error with this message.
+    /// An [`Invalid`](CodecErrorKind::Invalid) error with this message.
     pub fn new(message: impl Into<String>) -> Self {
+        Self::with_kind(CodecErrorKind::Invalid, message)
+    }
+
+    /// An error of `kind` with this message.
+    ///
+    /// ```
+    /// use array_codecs::{CodecError, CodecErrorKind};
+    /// let e = CodecError::with_kind(CodecErrorKind::Long, "too much data").context("zstd");
+    /// assert_eq!(e.to_string(), "zstd: too much data");
+    /// assert_eq!(e.kind, CodecErrorKind::Long);
+    /// ```
+    pub fn with_kind(kind: CodecErrorKind, message: impl Into<String>) -> Self {
         CodecError {
             message: message.into(),
+            kind,
+        }
+    }
+
+    /// The same error with `prefix: ` before its message.
+    pub fn context(self, prefix: &str) -> Self {
+        CodecError {
+            message: format!("{prefix}: {}", self.message),
+            kind: self.kind,
         }
     }
 }

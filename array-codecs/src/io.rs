@@ -6,18 +6,22 @@
 
 use std::io::{self, Read};
 
-use crate::api::CodecError;
+use crate::api::{CodecError, CodecErrorKind};
 
-/// Reads exactly `dst.len()` bytes from `r` and requires the stream to end there.
+/// Reads exactly `dst.len()` bytes from `r` and requires the stream to end there: a shorter
+/// stream is a [`Short`](CodecErrorKind::Short) error, a longer one [`Long`](CodecErrorKind::Long).
 pub fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(), CodecError> {
     let mut filled = 0;
     while filled < dst.len() {
         match r.read(&mut dst[filled..]) {
             Ok(0) => {
-                return Err(CodecError::new(format!(
-                    "data ends after {filled} decoded bytes, {} expected",
-                    dst.len()
-                )))
+                return Err(CodecError::with_kind(
+                    CodecErrorKind::Short,
+                    format!(
+                        "data ends after {filled} decoded bytes, {} expected",
+                        dst.len()
+                    ),
+                ))
             }
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -33,9 +37,10 @@ fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
         match r.read(&mut probe) {
             Ok(0) => return Ok(()),
             Ok(_) => {
-                return Err(CodecError::new(format!(
-                    "data decodes to more than the {expected} bytes the header declares"
-                )))
+                return Err(CodecError::with_kind(
+                    CodecErrorKind::Long,
+                    format!("data decodes to more than the {expected} bytes the header declares"),
+                ))
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
@@ -81,15 +86,20 @@ pub(crate) fn read_growing<R: Read>(
     array_core::advise_huge_pages(&out);
     let limit = (expected as u64).saturating_add(1);
     r.take(limit).read_to_end(&mut out)?;
-    if out.len() != expected {
-        return Err(CodecError::new(if out.len() > expected {
-            format!("data decodes to more than the {expected} bytes the header declares")
-        } else {
+    if out.len() > expected {
+        return Err(CodecError::with_kind(
+            CodecErrorKind::Long,
+            format!("data decodes to more than the {expected} bytes the header declares"),
+        ));
+    }
+    if out.len() < expected {
+        return Err(CodecError::with_kind(
+            CodecErrorKind::Short,
             format!(
                 "data ends after {} decoded bytes, {expected} expected",
                 out.len()
-            )
-        }));
+            ),
+        ));
     }
     Ok(out)
 }
@@ -106,5 +116,31 @@ pub(crate) fn level_u32(
         Some(l) => Err(CodecError::new(format!(
             "{codec} level {l} is outside 0..={max}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_reads_tell_short_from_long() {
+        let mut dst = [0u8; 4];
+        assert_eq!(read_exact_then_end(&b"abcd"[..], &mut dst), Ok(()));
+        assert_eq!(&dst, b"abcd");
+        let short = read_exact_then_end(&b"abc"[..], &mut dst).unwrap_err();
+        assert_eq!(short.kind, CodecErrorKind::Short);
+        assert!(short.message.contains("after 3 decoded bytes, 4 expected"));
+        let long = read_exact_then_end(&b"abcde"[..], &mut dst).unwrap_err();
+        assert_eq!(long.kind, CodecErrorKind::Long);
+    }
+
+    #[test]
+    fn growing_reads_tell_short_from_long() {
+        assert_eq!(read_growing(&b"abcd"[..], 4, 4).unwrap(), b"abcd");
+        let short = read_growing(&b"abc"[..], 4, 3).unwrap_err();
+        assert_eq!(short.kind, CodecErrorKind::Short);
+        let long = read_growing(&b"abcde"[..], 4, 5).unwrap_err();
+        assert_eq!(long.kind, CodecErrorKind::Long);
     }
 }

@@ -49,7 +49,7 @@ pub mod zlib;
 #[cfg(feature = "zstd")]
 mod zstd;
 
-pub use api::{Codec, CodecError, CodecExtension, EncodeOptions};
+pub use api::{Codec, CodecError, CodecErrorKind, CodecExtension, EncodeOptions};
 #[cfg(feature = "blosc")]
 pub use blosc::{Blosc, BLOSC_MAX_BUFFERSIZE};
 #[cfg(feature = "bls2")]

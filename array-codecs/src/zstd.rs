@@ -1,6 +1,6 @@
 //! `zstd`: one Zstandard frame (asdf-compression).
 
-use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
+use crate::api::{Codec, CodecError, CodecErrorKind, CodecExtension, EncodeOptions};
 use crate::io::read_growing;
 use crate::Label;
 
@@ -30,10 +30,10 @@ impl Codec for Zstd {
             .decompress_to_buffer(src, dst)
             .map_err(|e| CodecError::new(format!("zstd: {e}")))?;
         if n != dst.len() {
-            return Err(CodecError::new(format!(
-                "data ends after {n} decoded bytes, {} expected",
-                dst.len()
-            )));
+            return Err(CodecError::with_kind(
+                CodecErrorKind::Short,
+                format!("data ends after {n} decoded bytes, {} expected", dst.len()),
+            ));
         }
         Ok(())
     }
@@ -47,7 +47,7 @@ impl Codec for Zstd {
             return Ok(out);
         }
         let dec = zstd::stream::read::Decoder::with_buffer(src)?;
-        read_growing(dec, expected, src.len()).map_err(|e| CodecError::new(format!("zstd: {e}")))
+        read_growing(dec, expected, src.len()).map_err(|e| e.context("zstd"))
     }
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
         let level = opts.level.unwrap_or(3);

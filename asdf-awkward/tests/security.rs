@@ -393,6 +393,18 @@ fn decompression_bombs() {
         &opts(),
     );
     assert!(matches!(e, Error::Decompress { codec: "zlib", .. }), "{e}");
+    // A stream that ends before frombuffer's declared size is corrupt, not a limit.
+    let s = store_with(&[("t", zlib(&[7u8; 16]))]);
+    let e = eval_err(
+        json!({"call": ["awkward0", "numpy", "frombuffer"], "args": [{"call": ["zlib", "decompress"], "args": [{"read": "t"}]}, {"dtype": "int64"}, {"json": 10}]}),
+        &s,
+        &opts(),
+    );
+    assert!(
+        matches!(&e, Error::Decompress { codec: "zlib", message, .. }
+            if message.contains("after 16 decoded bytes, 80 expected")),
+        "{e}"
+    );
     // The total-bytes ceiling spans blobs.
     let s = store_with(&[("a", vec![0u8; 600]), ("b", vec![0u8; 600])]);
     let total = ReadOptions {

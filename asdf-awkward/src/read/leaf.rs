@@ -4,8 +4,10 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
 
+use array_codecs::CodecErrorKind;
 use serde_json::Value as Json;
 
+use crate::call::{schema_err_s, short, Args, Val};
 use crate::dtype::{DType, Primitive};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -13,7 +15,6 @@ use crate::numpy::{Buffer, NumpyArray};
 
 use super::dispatch::Ctor;
 use super::expr::{kind_of, Eval, Kind, Loc};
-use crate::call::{schema_err_s, short, Args, Val};
 
 impl<'a> Eval<'a> {
     /// The fast path of `numpy.frombuffer` for the two shapes awkward0 writes — a plain `read`,
@@ -406,30 +407,23 @@ fn check_inflated_size(compressed: &[u8], needed: u64, loc: &Loc<'_>) -> Result<
     Ok(())
 }
 
-/// Inflates the zlib stream `compressed` into exactly `out`: an error if it holds less, or more.
+/// Inflates the zlib stream `compressed` into exactly `out`: an error if it holds less, or more
+/// (a limit: frombuffer's count × dtype declared the size).
 fn inflate_exact(compressed: &[u8], out: &mut [u8], loc: &Loc<'_>) -> Result<()> {
     let needed = out.len() as u64;
-    let mut dec = array_codecs::zlib::decoder(compressed);
-    dec.read_exact(out).map_err(|e| {
-        zlib_error(
-            loc,
-            format!("{e} (frombuffer expects {needed} decompressed bytes)"),
-        )
-    })?;
-    let mut probe = [0u8; 1];
-    if dec
-        .read(&mut probe)
-        .map_err(|e| zlib_error(loc, e.to_string()))?
-        != 0
-    {
-        return Err(Error::Limit {
+    let decoder = array_codecs::zlib::decoder(compressed);
+    array_codecs::io::read_exact_then_end(decoder, out).map_err(|e| match e.kind {
+        CodecErrorKind::Long => Error::Limit {
             location: loc.to_string(),
             what: "decompressed size (declared by frombuffer's count × dtype)",
             value: needed.saturating_add(1),
             limit: needed,
-        });
-    }
-    Ok(())
+        },
+        _ => zlib_error(
+            loc,
+            format!("{e} (frombuffer expects {needed} decompressed bytes)"),
+        ),
+    })
 }
 
 fn zlib_error(loc: &Loc<'_>, message: String) -> Error {
