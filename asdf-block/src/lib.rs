@@ -52,8 +52,7 @@ pub use array_codecs as codec;
 pub use array_codecs::{numcodecs_decode, NUMCODECS_IDS};
 pub use array_codecs::{
     Blosc, Bzip2, Codec, CodecError, CodecErrorKind, CodecExtension, CodecRegistry, EncodeOptions,
-    Label,
-    Lz4Chunked, Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
+    Label, Lz4Chunked, Lz4Frame, Xz, Zlib, Zstd, BLOSC_MAX_BUFFERSIZE, LZ4_CHUNK_SIZE,
 };
 #[cfg(feature = "bls2")]
 pub use array_codecs::{Blosc2, BLOSC2_MAX_BUFFERSIZE};
