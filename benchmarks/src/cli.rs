@@ -12,7 +12,7 @@ usage: asdf-benchmarks [--python PATH] [--out FILE] [--scale F] [--only CASES] [
   --scale F      multiply every data size by F (default 1: 1 GiB arrays, 50 MB tree,
                  10 000 arrays, 10 million jagged lists); use 0.05 while developing
   --only CASES   comma-separated subset of: tree, many, uncompressed, compressed, rawarray,
-                 awkward, remote, python, printers, catalog
+                 awkward, remote, python, printers, catalog, awkward2
   --codecs LIST  comma-separated subset of the compressed case's codecs: zlib, bzp2, lz4, zstd, blsc
   --dir DIR      where to generate data (default benchmarks/target/bench-data-<pid>; deleted)
   --quick        one run per measurement: checks that every case runs (the smoke tests);

@@ -145,6 +145,9 @@ mod tests {
             "10. open + walk catalogue tree",
             "10. validate catalogue tree with its schemas",
             "10. parse catalogue text to a tree [1 thr] vs saphyr-parser events only",
+            "11. awkward 2 jagged load buffers dir",
+            "11. awkward 2 table save .npz",
+            "11. table load Parquet vs pyarrow",
         ] {
             assert!(md.contains(case), "missing {case}:\n{md}");
         }
@@ -164,6 +167,8 @@ mod tests {
             "{md}"
         );
         assert_eq!(has("awkward0"), with_python, "{md}");
+        assert_eq!(has("awkward 2"), with_python, "{md}");
+        assert_eq!(has("pyarrow"), with_python, "{md}");
         assert_eq!(has("rapidyaml"), with_python, "{md}");
         assert_eq!(has("PyYAML C"), with_python, "{md}");
         // The Python package's case needs the venv with asdf_rs built into it.

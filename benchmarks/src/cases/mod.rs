@@ -6,6 +6,7 @@ use crate::measure::{BenchError, Result, Row};
 use crate::python::Python;
 
 mod awkward;
+mod awkward2;
 mod catalog;
 mod compressed;
 mod limits;
@@ -82,6 +83,10 @@ pub const ALL: &[Case] = &[
     Case {
         name: "catalog",
         run: catalog::run,
+    },
+    Case {
+        name: "awkward2",
+        run: awkward2::run,
     },
 ];
 

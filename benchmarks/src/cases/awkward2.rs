@@ -1,0 +1,226 @@
+//! Case 11: awkward 2's own persistence and its bridge to the data world, ours against awkward 2
+//! 2.14 (and pyarrow) on the same arrays: a jagged array of 10 million lists (`float64`,
+//! counts `i % 5`) and a table of 1 million records `{x: float64, n: [int64], s: string}` —
+//! saved and loaded as `ak.to_buffers` buffers (a directory and an `.npz`) and as Parquet.
+//! Each side reads the other's files and must find the same length and sum.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use asdf_awkward::parquet_io::{read_parquet, write_parquet};
+use asdf_awkward::{
+    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_npz, Buffer,
+    FromBuffersOptions, JaggedArray, Layout, ListIndex, NumpyArray, RecordArray, StringArray,
+};
+
+use super::{arg, Ctx};
+use crate::data::check_sum;
+use crate::measure::{best, BenchError, Result, Row};
+use crate::python::{opt, Outputs};
+
+const PY: &str = r#"
+import json, pathlib
+import numpy as np, awkward as ak
+import pyarrow.parquet as pq
+kind, n, d = sys.argv[1], int(sys.argv[2]), pathlib.Path(sys.argv[3])
+def offsets(n, m):
+    return np.concatenate([[0], np.cumsum(np.arange(n) % m)]).astype(np.int64)
+def lists(o, content):
+    return ak.contents.ListOffsetArray(ak.index.Index64(o), ak.contents.NumpyArray(content))
+if kind == "jagged":
+    o = offsets(n, 5)
+    a = ak.Array(lists(o, np.arange(o[-1]) * 0.5))
+else:
+    o = offsets(n, 4)
+    a = ak.zip({"x": np.arange(n) * 0.25, "n": ak.Array(lists(o, np.arange(o[-1]))),
+                "s": ak.Array(["r%d" % i for i in range(n)])}, depth_limit=1)
+def check(prefix, x):
+    first = x[x.fields[0]] if x.fields else x
+    out(prefix + "_len", len(x)); out(prefix + "_sum", ak.sum(first))
+def save_dir(arr, p):
+    form, length, c = ak.to_buffers(arr)
+    p.mkdir(exist_ok=True)
+    for k, v in c.items():
+        (p / k).write_bytes(v.tobytes())
+    (p / "awkward.json").write_text(json.dumps({"form": form.to_dict(), "length": length}))
+def load_dir(p):
+    meta = json.loads((p / "awkward.json").read_text())
+    keys = [q.name for q in p.iterdir() if q.name != "awkward.json"]
+    return ak.from_buffers(meta["form"], meta["length"], {k: (p / k).read_bytes() for k in keys})
+def save_npz(arr, p):
+    form, length, c = ak.to_buffers(arr)
+    np.savez(p, form=form.to_json(), length=length, **c)
+def load_npz(p):
+    f = np.load(p)
+    return ak.from_buffers(str(f["form"]), int(f["length"]),
+                           {k: f[k] for k in f.files if k not in ("form", "length")})
+t, _ = best(lambda: save_dir(a, d / "py_dir")); out("save_dir", t)
+t, r = best(lambda: load_dir(d / "py_dir")); out("load_dir", t); check("dir", r)
+t, _ = best(lambda: save_npz(a, d / "py.npz")); out("save_npz", t)
+t, r = best(lambda: load_npz(d / "py.npz")); out("load_npz", t); check("npz", r)
+t, _ = best(lambda: ak.to_parquet(a, d / "py.parquet")); out("to_parquet", t)
+t, r = best(lambda: ak.from_parquet(d / "py.parquet")); out("from_parquet", t); check("parquet", r)
+table = pq.read_table(d / "py.parquet")
+t, _ = best(lambda: pq.write_table(table, d / "pa.parquet", compression="zstd")); out("pa_write", t)
+t, _ = best(lambda: pq.read_table(d / "pa.parquet")); out("pa_read", t)
+check("ours_dir", load_dir(d / "rs_dir"))
+check("ours_npz", load_npz(d / "rs.npz"))
+check("ours_parquet", ak.from_parquet(d / "rs.parquet"))
+"#;
+
+fn offsets(n: usize, modulo: usize) -> Vec<i64> {
+    let mut o = Vec::with_capacity(n + 1);
+    let mut acc = 0i64;
+    o.push(0);
+    for i in 0..n {
+        acc += (i % modulo) as i64;
+        o.push(acc);
+    }
+    o
+}
+
+fn lists(o: Vec<i64>, content: Buffer) -> Arc<Layout> {
+    Arc::new(Layout::Jagged(JaggedArray {
+        index: ListIndex::Offsets(o),
+        content: Arc::new(Layout::Numpy(NumpyArray::from_vec(content))),
+    }))
+}
+
+fn jagged(n: usize) -> Layout {
+    let o = offsets(n, 5);
+    let total = o.last().copied().unwrap_or(0);
+    let content = (0..total).map(|i| i as f64 * 0.5).collect();
+    Arc::unwrap_or_clone(lists(o, Buffer::F64(content)))
+}
+
+fn table(n: usize) -> Layout {
+    let o = offsets(n, 4);
+    let total = o.last().copied().unwrap_or(0);
+    let strs: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+    Layout::Record(RecordArray {
+        fields: Some(vec!["x".into(), "n".into(), "s".into()]),
+        contents: vec![
+            Arc::new(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(
+                (0..n).map(|i| i as f64 * 0.25).collect(),
+            )))),
+            lists(o, Buffer::I64((0..total).collect())),
+            Arc::new(Layout::String(StringArray::from_strs(&strs))),
+        ],
+        length: n,
+    })
+}
+
+/// `(length, sum of the first float column or content)`: what every reader must agree on
+/// (through whatever wrappers a reader puts around it: parameters, option types, records).
+fn summary(l: &Layout) -> (usize, f64) {
+    fn floats(l: &Layout) -> f64 {
+        match l {
+            Layout::Numpy(a) => match a.data() {
+                Buffer::F64(v) => v.iter().sum(),
+                _ => 0.0,
+            },
+            other => other.children().first().map_or(0.0, |c| floats(c)),
+        }
+    }
+    (l.len(), floats(l))
+}
+
+/// Checks that `got` is the array `want` summarises, as `who` read it.
+fn agree(kind: &str, who: &str, got: (usize, f64), want: (usize, f64)) -> Result<()> {
+    if got.0 != want.0 {
+        let msg = format!("{who}: length {} but expected {}", got.0, want.0);
+        return Err(BenchError::mismatch(kind, msg));
+    }
+    check_sum(kind, who, got.1, want.1)
+}
+
+/// Checks what awkward 2 found in its own files and in ours (`prefix_len`, `prefix_sum`).
+fn agree_py(kind: &str, py: &Option<Outputs>, want: (usize, f64)) -> Result<()> {
+    for prefix in ["dir", "npz", "parquet", "ours_dir", "ours_npz", "ours_parquet"] {
+        let (Some(len), Some(sum)) = (
+            opt(py, &format!("{prefix}_len"))?,
+            opt(py, &format!("{prefix}_sum"))?,
+        ) else {
+            continue;
+        };
+        let who = format!("awkward 2 reading {prefix}");
+        agree(kind, &who, (len as usize, sum), want)?;
+    }
+    Ok(())
+}
+
+/// Our four timings (dir save/load, npz save/load, Parquet save/load), each load checked.
+fn ours(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 6]> {
+    let want = summary(layout);
+    let opts = FromBuffersOptions::default();
+    let e = BenchError::ours;
+    let dir = d.join("rs_dir");
+    let npz = d.join("rs.npz");
+    let pq = d.join("rs.parquet");
+    let (save_dir, ()) = best(|| write_awkward2_dir(layout, &dir).map_err(e))?;
+    let (load_dir, l) = best(|| read_awkward2_dir(&dir, &opts).map_err(e))?;
+    agree(kind, "ours (dir)", summary(&l), want)?;
+    let (save_npz, ()) = best(|| write_awkward2_npz(layout, &npz).map_err(e))?;
+    let (load_npz, l) = best(|| read_awkward2_npz(&npz, &opts).map_err(e))?;
+    agree(kind, "ours (npz)", summary(&l), want)?;
+    let (save_pq, ()) = best(|| write_parquet(layout, &pq).map_err(e))?;
+    let (load_pq, l) = best(|| read_parquet(&pq).map_err(e))?;
+    agree(kind, "ours (Parquet)", summary(&l), want)?;
+    Ok([save_dir, load_dir, save_npz, load_npz, save_pq, load_pq])
+}
+
+/// Reads awkward 2's own files and checks they hold the array.
+fn read_theirs(kind: &str, d: &Path, want: (usize, f64)) -> Result<()> {
+    let opts = FromBuffersOptions::default();
+    let e = BenchError::ours;
+    let l = read_awkward2_dir(d.join("py_dir"), &opts).map_err(e)?;
+    agree(kind, "ours reading awkward 2's dir", summary(&l), want)?;
+    let l = read_awkward2_npz(d.join("py.npz"), &opts).map_err(e)?;
+    agree(kind, "ours reading awkward 2's npz", summary(&l), want)?;
+    let l = read_parquet(d.join("py.parquet")).map_err(e)?;
+    agree(kind, "ours reading ak.to_parquet's file", summary(&l), want)
+}
+
+/// The rows of one array.
+fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> {
+    let n = layout.len();
+    let want = summary(layout);
+    let [save_dir, load_dir, save_npz, load_npz, save_pq, load_pq] = ours(kind, layout, ctx.dir)?;
+    let py = ctx.py.run(PY, &[kind.into(), n.to_string(), arg(ctx.dir)])?;
+    if py.is_some() {
+        agree_py(kind, &py, want)?;
+        read_theirs(kind, ctx.dir, want)?;
+    }
+    let ak = "awkward 2";
+    let p = |key: &str| opt(&py, key);
+    Ok(vec![
+        Row::new(format!("11. awkward 2 {kind} save buffers dir"), save_dir)
+            .peer_opt(ak, p("save_dir")?)
+            .note(what),
+        Row::new(format!("11. awkward 2 {kind} load buffers dir"), load_dir)
+            .peer_opt(ak, p("load_dir")?),
+        Row::new(format!("11. awkward 2 {kind} save .npz"), save_npz).peer_opt(ak, p("save_npz")?),
+        Row::new(format!("11. awkward 2 {kind} load .npz"), load_npz).peer_opt(ak, p("load_npz")?),
+        Row::new(format!("11. {kind} save Parquet (zstd) vs ak.to_parquet"), save_pq)
+            .peer_opt(ak, p("to_parquet")?),
+        Row::new(format!("11. {kind} load Parquet vs ak.from_parquet"), load_pq)
+            .peer_opt(ak, p("from_parquet")?),
+        Row::new(format!("11. {kind} save Parquet (zstd) vs pyarrow"), save_pq)
+            .peer_opt("pyarrow", p("pa_write")?),
+        Row::new(format!("11. {kind} load Parquet vs pyarrow"), load_pq)
+            .peer_opt("pyarrow", p("pa_read")?),
+    ])
+}
+
+pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
+    let n_lists = ((10_000_000.0 * ctx.scale) as usize).max(1000);
+    let n_records = ((1_000_000.0 * ctx.scale) as usize).max(100);
+    let j = jagged(n_lists);
+    let total = j.children().first().map_or(0, |c| c.len());
+    let what = format!("{n_lists} lists, {total} float64");
+    let mut out = rows(ctx, "jagged", &what, &j)?;
+    drop(j);
+    let what = format!("{n_records} records {{x: float64, n: [int64], s: string}}");
+    out.extend(rows(ctx, "table", &what, &table(n_records))?);
+    Ok(out)
+}
