@@ -7,11 +7,14 @@
 use std::fs::File;
 use std::path::Path;
 
-use arrow_array::RecordBatchReader;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
 
 use crate::arrow::{from_record_batch, to_record_batch};
 use crate::error::{Error, Result};
@@ -56,26 +59,38 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
     .map_err(|e| failure.take().unwrap_or(e))
 }
 
-/// Reads a Parquet file into one layout (all row groups concatenated).
+/// Reads a Parquet file into one layout (all row groups concatenated). Row groups are decoded
+/// in parallel on the current rayon pool, each into one batch of its own size.
 pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq_err(path, e))?;
-    // Large batches: the layout is one array, so small batches would only be concatenated.
-    let rows = builder.metadata().file_metadata().num_rows();
-    let batch_size = usize::try_from(rows).unwrap_or(1).clamp(1, 1 << 24);
-    let reader = builder
-        .with_batch_size(batch_size)
-        .build()
+    let open = || File::open(path).map_err(|e| Error::io(path.display(), e));
+    let meta = ArrowReaderMetadata::load(&open()?, ArrowReaderOptions::new())
         .map_err(|e| pq_err(path, e))?;
-    let schema = reader.schema();
-    let mut batches = reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| pq_err(path, e))?;
-    let batch = if batches.len() == 1 {
-        batches.remove(0)
-    } else {
-        arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| pq_err(path, e))?
+    let groups = meta.metadata().num_row_groups();
+    // Each task reads through a file handle of its own: clones of one `File` share its offset.
+    let group = |g: usize| -> Result<Vec<RecordBatch>> {
+        let rows = meta.metadata().row_group(g).num_rows();
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone())
+            .with_row_groups(vec![g])
+            .with_batch_size(usize::try_from(rows).unwrap_or(1).clamp(1, 1 << 24))
+            .build()
+            .map_err(|e| pq_err(path, e))?;
+        reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| pq_err(path, e))
+    };
+    let mut batches: Vec<RecordBatch> = (0..groups)
+        .into_par_iter()
+        .map(group)
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let batch = match batches.len() {
+        0 => RecordBatch::new_empty(meta.schema().clone()),
+        1 => batches.remove(0),
+        _ => arrow_select::concat::concat_batches(meta.schema(), &batches)
+            .map_err(|e| pq_err(path, e))?,
     };
     from_record_batch(&batch)
 }

@@ -120,3 +120,42 @@ fn not_parquet_is_an_error() {
     let e = read_parquet(tmp.join("missing.parquet")).unwrap_err();
     assert!(e.to_string().contains("missing.parquet"), "{e}");
 }
+
+/// A file of many row groups (read in parallel, one batch each) reads as one array in order,
+/// as does an empty one.
+#[test]
+fn row_groups_read_in_order() {
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    let tmp = asdf_testkit::TempDir::new("awk-parquet-groups");
+    let rows: Vec<Json> = (0..23)
+        .map(
+            |i| serde_json::json!({"x": i, "v": vec![i as f64 * 0.5; i % 4], "s": format!("r{i}")}),
+        )
+        .collect();
+    for (name, rows) in [("many", &rows[..]), ("empty", &rows[..0])] {
+        let layout = asdf_awkward::Layout::from_json(&Json::Array(rows.to_vec())).unwrap();
+        let batch = asdf_awkward::arrow::to_record_batch(&layout).unwrap();
+        let p = tmp.join(&format!("{name}.parquet"));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(5))
+            .build();
+        let mut w = ArrowWriter::try_new(
+            std::fs::File::create(&p).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        let meta = w.close().unwrap();
+        if name == "many" {
+            assert_eq!(meta.num_row_groups(), 5);
+        }
+        let back = read_parquet(&p).unwrap();
+        assert_eq!(
+            back.to_json().unwrap(),
+            Json::Array(rows.to_vec()),
+            "{name}"
+        );
+    }
+}

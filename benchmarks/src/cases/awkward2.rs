@@ -2,7 +2,9 @@
 //! 2.14 (and pyarrow) on the same arrays: a jagged array of 10 million lists (`float64`,
 //! counts `i % 5`) and a table of 1 million records `{x: float64, n: [int64], s: string}` —
 //! saved and loaded as `ak.to_buffers` buffers (a directory and an `.npz`) and as Parquet.
-//! Each side reads the other's files and must find the same length and sum.
+//! Loads are timed on the same files on both sides (awkward 2's directory, `.npz` and
+//! `ak.to_parquet` file, pyarrow's Parquet file); each side also reads the other's files and
+//! must find the same length and sum.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -136,7 +138,14 @@ fn agree(kind: &str, who: &str, got: (usize, f64), want: (usize, f64)) -> Result
 
 /// Checks what awkward 2 found in its own files and in ours (`prefix_len`, `prefix_sum`).
 fn agree_py(kind: &str, py: &Option<Outputs>, want: (usize, f64)) -> Result<()> {
-    for prefix in ["dir", "npz", "parquet", "ours_dir", "ours_npz", "ours_parquet"] {
+    for prefix in [
+        "dir",
+        "npz",
+        "parquet",
+        "ours_dir",
+        "ours_npz",
+        "ours_parquet",
+    ] {
         let (Some(len), Some(sum)) = (
             opt(py, &format!("{prefix}_len"))?,
             opt(py, &format!("{prefix}_sum"))?,
@@ -149,48 +158,61 @@ fn agree_py(kind: &str, py: &Option<Outputs>, want: (usize, f64)) -> Result<()> 
     Ok(())
 }
 
-/// Our four timings (dir save/load, npz save/load, Parquet save/load), each load checked.
-fn ours(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 6]> {
+/// Our saves: directory, `.npz` and Parquet (zstd), each read back and checked.
+fn save(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 3]> {
     let want = summary(layout);
-    let opts = FromBuffersOptions::default();
     let e = BenchError::ours;
-    let dir = d.join("rs_dir");
-    let npz = d.join("rs.npz");
-    let pq = d.join("rs.parquet");
+    let (dir, npz, pq) = (d.join("rs_dir"), d.join("rs.npz"), d.join("rs.parquet"));
     let (save_dir, ()) = best(|| write_awkward2_dir(layout, &dir).map_err(e))?;
-    let (load_dir, l) = best(|| read_awkward2_dir(&dir, &opts).map_err(e))?;
-    agree(kind, "ours (dir)", summary(&l), want)?;
     let (save_npz, ()) = best(|| write_awkward2_npz(layout, &npz).map_err(e))?;
-    let (load_npz, l) = best(|| read_awkward2_npz(&npz, &opts).map_err(e))?;
-    agree(kind, "ours (npz)", summary(&l), want)?;
     let (save_pq, ()) = best(|| write_parquet(layout, &pq).map_err(e))?;
-    let (load_pq, l) = best(|| read_parquet(&pq).map_err(e))?;
-    agree(kind, "ours (Parquet)", summary(&l), want)?;
-    Ok([save_dir, load_dir, save_npz, load_npz, save_pq, load_pq])
+    let opts = FromBuffersOptions::default();
+    let back = read_awkward2_dir(&dir, &opts).map_err(e)?;
+    agree(kind, "ours (dir)", summary(&back), want)?;
+    let back = read_awkward2_npz(&npz, &opts).map_err(e)?;
+    agree(kind, "ours (npz)", summary(&back), want)?;
+    agree(
+        kind,
+        "ours (Parquet)",
+        summary(&read_parquet(&pq).map_err(e)?),
+        want,
+    )?;
+    Ok([save_dir, save_npz, save_pq])
 }
 
-/// Reads awkward 2's own files and checks they hold the array.
-fn read_theirs(kind: &str, d: &Path, want: (usize, f64)) -> Result<()> {
+/// Our loads of the files the peers load (awkward 2's directory, `.npz` and `ak.to_parquet`
+/// file; pyarrow's Parquet file), or of ours without Python: `[dir, npz, ak parquet, pa
+/// parquet]`, each checked.
+fn load(kind: &str, d: &Path, theirs: bool, want: (usize, f64)) -> Result<[f64; 4]> {
     let opts = FromBuffersOptions::default();
     let e = BenchError::ours;
-    let l = read_awkward2_dir(d.join("py_dir"), &opts).map_err(e)?;
-    agree(kind, "ours reading awkward 2's dir", summary(&l), want)?;
-    let l = read_awkward2_npz(d.join("py.npz"), &opts).map_err(e)?;
-    agree(kind, "ours reading awkward 2's npz", summary(&l), want)?;
-    let l = read_parquet(d.join("py.parquet")).map_err(e)?;
-    agree(kind, "ours reading ak.to_parquet's file", summary(&l), want)
+    let pick = |py: &str, rs: &str| d.join(if theirs { py } else { rs });
+    let (dir, npz) = (pick("py_dir", "rs_dir"), pick("py.npz", "rs.npz"));
+    let (ak_pq, pa_pq) = (
+        pick("py.parquet", "rs.parquet"),
+        pick("pa.parquet", "rs.parquet"),
+    );
+    let (load_dir, l) = best(|| read_awkward2_dir(&dir, &opts).map_err(e))?;
+    agree(kind, "ours loading the directory", summary(&l), want)?;
+    let (load_npz, l) = best(|| read_awkward2_npz(&npz, &opts).map_err(e))?;
+    agree(kind, "ours loading the .npz", summary(&l), want)?;
+    let (load_ak, l) = best(|| read_parquet(&ak_pq).map_err(e))?;
+    agree(kind, "ours loading ak.to_parquet's file", summary(&l), want)?;
+    let (load_pa, l) = best(|| read_parquet(&pa_pq).map_err(e))?;
+    agree(kind, "ours loading pyarrow's file", summary(&l), want)?;
+    Ok([load_dir, load_npz, load_ak, load_pa])
 }
 
-/// The rows of one array.
+/// The rows of one array: saves of the same array, loads of the same files.
 fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> {
     let n = layout.len();
     let want = summary(layout);
-    let [save_dir, load_dir, save_npz, load_npz, save_pq, load_pq] = ours(kind, layout, ctx.dir)?;
-    let py = ctx.py.run(PY, &[kind.into(), n.to_string(), arg(ctx.dir)])?;
-    if py.is_some() {
-        agree_py(kind, &py, want)?;
-        read_theirs(kind, ctx.dir, want)?;
-    }
+    let [save_dir, save_npz, save_pq] = save(kind, layout, ctx.dir)?;
+    let py = ctx
+        .py
+        .run(PY, &[kind.into(), n.to_string(), arg(ctx.dir)])?;
+    agree_py(kind, &py, want)?;
+    let [load_dir, load_npz, load_ak, load_pa] = load(kind, ctx.dir, py.is_some(), want)?;
     let ak = "awkward 2";
     let p = |key: &str| opt(&py, key);
     Ok(vec![
@@ -201,13 +223,22 @@ fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> 
             .peer_opt(ak, p("load_dir")?),
         Row::new(format!("11. awkward 2 {kind} save .npz"), save_npz).peer_opt(ak, p("save_npz")?),
         Row::new(format!("11. awkward 2 {kind} load .npz"), load_npz).peer_opt(ak, p("load_npz")?),
-        Row::new(format!("11. {kind} save Parquet (zstd) vs ak.to_parquet"), save_pq)
-            .peer_opt(ak, p("to_parquet")?),
-        Row::new(format!("11. {kind} load Parquet vs ak.from_parquet"), load_pq)
-            .peer_opt(ak, p("from_parquet")?),
-        Row::new(format!("11. {kind} save Parquet (zstd) vs pyarrow"), save_pq)
-            .peer_opt("pyarrow", p("pa_write")?),
-        Row::new(format!("11. {kind} load Parquet vs pyarrow"), load_pq)
+        Row::new(
+            format!("11. {kind} save Parquet (zstd) vs ak.to_parquet"),
+            save_pq,
+        )
+        .peer_opt(ak, p("to_parquet")?),
+        Row::new(
+            format!("11. {kind} load Parquet vs ak.from_parquet"),
+            load_ak,
+        )
+        .peer_opt(ak, p("from_parquet")?),
+        Row::new(
+            format!("11. {kind} save Parquet (zstd) vs pyarrow"),
+            save_pq,
+        )
+        .peer_opt("pyarrow", p("pa_write")?),
+        Row::new(format!("11. {kind} load Parquet vs pyarrow"), load_pa)
             .peer_opt("pyarrow", p("pa_read")?),
     ])
 }
