@@ -16,6 +16,7 @@ use crate::layout::{
     awkward2_unsupported, finish_form, form_node, Awkward2Writer, IndexOver, Layout, ListIndex,
     UnionArray,
 };
+use crate::numpy::i64_le_bytes;
 
 /// What `ak.from_buffers(form, length, container)` takes.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,40 +40,47 @@ pub struct Awkward2Buffers {
 /// assert_eq!(b.buffers["node0-offsets"].len(), 4 * 8);
 /// ```
 pub fn to_awkward2(layout: &Layout) -> Result<Awkward2Buffers> {
-    layout.validate()?;
-    let mut c = Conv {
-        next: 0,
-        buffers: BTreeMap::new(),
-        bytes: 0,
-    };
-    let form = c.form(layout, 0)?;
+    let mut buffers = BTreeMap::new();
+    let (form, length) = export(layout, &mut |key, bytes| {
+        buffers.insert(key.to_string(), bytes.to_vec());
+        Ok(())
+    })?;
     Ok(Awkward2Buffers {
         form,
-        length: layout.len(),
-        buffers: c.buffers,
+        length,
+        buffers,
     })
 }
 
-struct Conv {
+/// What receives each buffer of an export, by key: borrowed from the layout where it can be,
+/// so a writer puts it in a file without a copy.
+pub(crate) type BufferSink<'s> = dyn FnMut(&str, &[u8]) -> Result<()> + 's;
+
+/// Exports `layout` (validated first): the form and length, each buffer handed to `sink` as it
+/// is produced, in form-key order.
+pub(crate) fn export(layout: &Layout, sink: &mut BufferSink<'_>) -> Result<(Json, usize)> {
+    layout.validate()?;
+    let mut c = Conv {
+        next: 0,
+        bytes: 0,
+        sink,
+    };
+    let form = c.form(layout, 0)?;
+    Ok((form, layout.len()))
+}
+
+struct Conv<'s, 'k> {
     next: usize,
-    buffers: BTreeMap<String, Vec<u8>>,
     /// Bytes of buffers so far: awkward 2 forms are trees, so sub-arrays shared through `ref`
     /// are copied; this bounds what a DAG can expand to.
     bytes: u64,
+    sink: &'s mut BufferSink<'k>,
 }
 
 /// Most form nodes an export may produce (shared sub-arrays are expanded).
 const MAX_FORM_NODES: usize = 100_000;
 /// Most buffer bytes an export may produce.
 const MAX_EXPORT_BYTES: u64 = 1 << 40;
-
-fn i64_bytes(v: &[i64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * 8);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
-}
 
 /// Moves an index (and option) that sits over a union into the union: awkward 2 only allows
 /// unions of (all optional or all non-optional) contents, never an option over a union.
@@ -124,22 +132,21 @@ fn push_into_union(top: &IndexOver, u: &UnionArray) -> Result<UnionArray> {
     })
 }
 
-impl Awkward2Writer for Conv {
+impl Awkward2Writer for Conv<'_, '_> {
     fn key(&mut self) -> String {
         let k = format!("node{}", self.next);
         self.next += 1;
         k
     }
 
-    fn put(&mut self, key: String, bytes: Vec<u8>) -> Result<()> {
+    fn put(&mut self, key: String, bytes: &[u8]) -> Result<()> {
         self.bytes = self.bytes.saturating_add(bytes.len() as u64);
         if self.next > MAX_FORM_NODES || self.bytes > MAX_EXPORT_BYTES {
             return Err(awkward2_unsupported(
                 "sub-arrays shared through refs expand to too large an awkward 2 tree",
             ));
         }
-        self.buffers.insert(key, bytes);
-        Ok(())
+        (self.sink)(&key, bytes)
     }
 
     /// The form of `l`, by its class (nesting bounded).
@@ -177,7 +184,7 @@ impl Awkward2Writer for Conv {
             return self.union(&push_into_union(&top, u)?, d);
         }
         let key = self.key();
-        self.put(format!("{key}-index"), i64_bytes(&top.index))?;
+        self.put(format!("{key}-index"), &i64_le_bytes(&top.index))?;
         let content = self.form(&top.content, d)?;
         let class = if top.option {
             "IndexedOptionArray"
@@ -193,14 +200,17 @@ impl Awkward2Writer for Conv {
     fn list(&mut self, key: &str, index: &ListIndex) -> Result<Map<String, Json>> {
         Ok(match index {
             ListIndex::Offsets(o) => {
-                self.put(format!("{key}-offsets"), i64_bytes(o))?;
+                self.put(format!("{key}-offsets"), &i64_le_bytes(o))?;
                 let mut m = form_node("ListOffsetArray", key);
                 m.insert("offsets".into(), json!("i64"));
                 m
             }
             ListIndex::StartsStops { starts, stops } => {
-                self.put(format!("{key}-starts"), i64_bytes(starts))?;
-                self.put(format!("{key}-stops"), i64_bytes(&stops[..starts.len()]))?;
+                self.put(format!("{key}-starts"), &i64_le_bytes(starts))?;
+                self.put(
+                    format!("{key}-stops"),
+                    &i64_le_bytes(&stops[..starts.len()]),
+                )?;
                 let mut m = form_node("ListArray", key);
                 m.insert("starts".into(), json!("i64"));
                 m.insert("stops".into(), json!("i64"));
@@ -237,8 +247,11 @@ impl Awkward2Writer for Conv {
             ));
         }
         let key = self.key();
-        self.put(format!("{key}-tags"), u.tags.clone())?;
-        self.put(format!("{key}-index"), i64_bytes(&u.index[..u.tags.len()]))?;
+        self.put(format!("{key}-tags"), &u.tags)?;
+        self.put(
+            format!("{key}-index"),
+            &i64_le_bytes(&u.index[..u.tags.len()]),
+        )?;
         let mut contents = Vec::with_capacity(u.contents.len());
         for c in &u.contents {
             contents.push(self.form(c, d)?);

@@ -24,7 +24,7 @@ use std::path::Path;
 use serde_json::{json, Value as Json};
 
 use crate::awkd::AwkdFile;
-use crate::awkward2::to_awkward2;
+use crate::awkward2::export;
 use crate::error::{Error, Result};
 use crate::from_buffers::{from_buffers, FromBuffersOptions};
 use crate::layout::Layout;
@@ -46,12 +46,12 @@ pub const METADATA_NAME: &str = "awkward.json";
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn write_awkward2_dir(layout: &Layout, dir: impl AsRef<Path>) -> Result<()> {
-    let b = to_awkward2(layout)?;
+    // A dry run first: a layout awkward 2 cannot hold fails before any file is replaced.
+    export(layout, &mut |_, _| Ok(()))?;
     let mut store = DirStore::create(dir)?;
-    for (key, bytes) in &b.buffers {
-        store.put(key, bytes)?;
-    }
-    let meta = json!({ "form": b.form, "length": b.length });
+    // The buffers go to their files straight from the layout, uncopied where they can.
+    let (form, length) = export(layout, &mut |key, bytes| store.put(key, bytes))?;
+    let meta = json!({ "form": form, "length": length });
     store.put(METADATA_NAME, meta.to_string().as_bytes())
 }
 
@@ -86,13 +86,13 @@ pub fn read_awkward2_dir(dir: impl AsRef<Path>, opts: &FromBuffersOptions) -> Re
 
 /// Writes `layout` as an `.npz` of awkward 2 buffers (ZIP entries stored, written atomically).
 pub fn write_awkward2_npz(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
-    let b = to_awkward2(layout)?;
-    let form = b.form.to_string();
+    // The archive is a temporary file until it is complete, so a failed export replaces nothing.
     crate::awkd::write_zip(path.as_ref(), |sink| {
-        for (key, bytes) in &b.buffers {
+        let (form, length) = export(layout, &mut |key, bytes| {
             let header = npy::header("|u1", Some(bytes.len()));
-            sink.put_parts(&format!("{key}.npy"), &[&header, bytes])?;
-        }
+            sink.put_parts(&format!("{key}.npy"), &[&header, bytes])
+        })?;
+        let form = form.to_string();
         let chars: Vec<u8> = form
             .chars()
             .flat_map(|c| (c as u32).to_le_bytes())
@@ -100,7 +100,7 @@ pub fn write_awkward2_npz(layout: &Layout, path: impl AsRef<Path>) -> Result<()>
         let header = npy::header(&format!("<U{}", form.chars().count()), None);
         sink.put_parts("form.npy", &[&header, &chars])?;
         let header = npy::header("<i8", None);
-        sink.put_parts("length.npy", &[&header, &(b.length as i64).to_le_bytes()])
+        sink.put_parts("length.npy", &[&header, &(length as i64).to_le_bytes()])
     })
 }
 

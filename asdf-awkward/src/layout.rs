@@ -262,8 +262,9 @@ pub(crate) struct IndexOver {
 pub(crate) trait Awkward2Writer {
     /// A fresh form key (`node<N>`, in pre-order).
     fn key(&mut self) -> String;
-    /// Stores the buffer `name` (`<key>-<attribute>`, little-endian).
-    fn put(&mut self, name: String, bytes: Vec<u8>) -> Result<()>;
+    /// Hands over the buffer `name` (`<key>-<attribute>`, little-endian), borrowed for the call:
+    /// the exporter copies it or writes it out at once.
+    fn put(&mut self, name: String, bytes: &[u8]) -> Result<()>;
     /// The form of a content.
     fn form(&mut self, l: &Layout, depth: usize) -> Result<Json>;
     /// A `ListOffsetArray` or `ListArray` form node over `index` (its content not yet added).
@@ -413,7 +414,7 @@ impl Class for NumpyArray {
     }
     fn awkward2_form(&self, w: &mut dyn Awkward2Writer, _depth: usize) -> Result<Json> {
         let key = w.key();
-        w.put(format!("{key}-data"), self.data().to_le_bytes())?;
+        w.put(format!("{key}-data"), &self.data().as_le_bytes())?;
         let mut m = form_node("NumpyArray", &key);
         m.insert(
             "primitive".into(),

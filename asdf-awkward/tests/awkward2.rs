@@ -408,3 +408,52 @@ fn awkward2_writes_we_read_we_write_awkward2_reads() {
         );
     }
 }
+
+/// A layout awkward 2 cannot hold (a `SparseArray`) fails before anything is written: the
+/// directory and the `.npz` of an earlier export stay as they were.
+#[test]
+fn a_failed_export_replaces_nothing() {
+    use std::sync::Arc;
+    let tmp = asdf_testkit::TempDir::new("awk2-failed-export");
+    let dir = tmp.join("dir");
+    let npz = tmp.join("a.npz");
+    let good =
+        asdf_awkward::Layout::from_json(&serde_json::json!([[1.5, 2.5], [], [3.5]])).unwrap();
+    write_awkward2_dir(&good, &dir).unwrap();
+    write_awkward2_npz(&good, &npz).unwrap();
+    let before: Vec<(String, Vec<u8>)> = {
+        let mut v: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let npz_before = std::fs::read(&npz).unwrap();
+    // A record whose first field exports and whose second does not.
+    let sparse = asdf_awkward::Layout::Sparse(asdf_awkward::SparseArray {
+        length: 3,
+        index: vec![1],
+        content: Arc::new(asdf_awkward::Layout::from_json(&serde_json::json!([7.0])).unwrap()),
+        default: asdf_awkward::SparseDefault::Zero,
+    });
+    let bad = asdf_awkward::Layout::Record(asdf_awkward::RecordArray {
+        fields: Some(vec!["a".into(), "b".into()]),
+        contents: vec![Arc::new(good.clone()), Arc::new(sparse)],
+        length: 3,
+    });
+    assert!(write_awkward2_dir(&bad, &dir).is_err());
+    assert!(write_awkward2_npz(&bad, &npz).is_err());
+    let mut after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    after.sort();
+    assert_eq!(after, before);
+    assert_eq!(std::fs::read(&npz).unwrap(), npz_before);
+    let opts = FromBuffersOptions::default();
+    let back = read_awkward2_dir(&dir, &opts).unwrap();
+    assert_eq!(back.to_json().unwrap(), good.to_json().unwrap());
+}

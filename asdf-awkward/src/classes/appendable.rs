@@ -119,7 +119,7 @@ impl Class for AppendableArray {
             Some(c) => (c.dtype().primitive.clone(), c.dtype().inner_shape.clone()),
             None => (Primitive::F64, vec![]),
         };
-        w.put(format!("{key}-data"), data)?;
+        w.put(format!("{key}-data"), &data)?;
         let mut m = form_node("NumpyArray", &key);
         m.insert("primitive".into(), json!(prim.awkward2_name()));
         m.insert("inner_shape".into(), json!(inner));

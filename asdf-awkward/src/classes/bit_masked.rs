@@ -116,7 +116,7 @@ impl Class for BitMaskedArray {
         }
         let key = w.key();
         let nbytes = c.len().div_ceil(8);
-        w.put(format!("{key}-mask"), self.mask[..nbytes].to_vec())?;
+        w.put(format!("{key}-mask"), &self.mask[..nbytes])?;
         let content = w.form(c, depth)?;
         let mut n = form_node("BitMaskedArray", &key);
         n.insert("mask".into(), json!("u8"));

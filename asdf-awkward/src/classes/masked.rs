@@ -104,7 +104,7 @@ impl Class for MaskedArray {
         }
         let key = w.key();
         let mask: Vec<u8> = self.mask.iter().map(|&b| b as u8).collect();
-        w.put(format!("{key}-mask"), mask)?;
+        w.put(format!("{key}-mask"), &mask)?;
         let content = w.form(c, depth)?;
         let mut n = form_node("ByteMaskedArray", &key);
         n.insert("mask".into(), json!("i8"));

@@ -138,7 +138,7 @@ impl Class for StringArray {
             ("bytestring", "byte")
         };
         let ckey = w.key();
-        w.put(format!("{ckey}-data"), self.content.clone())?;
+        w.put(format!("{ckey}-data"), &self.content)?;
         let mut c = form_node("NumpyArray", &ckey);
         c.insert("primitive".into(), json!("uint8"));
         c.insert("inner_shape".into(), json!([]));
