@@ -48,6 +48,63 @@ fn zip_err(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 impl AwkdFile {
+    /// Runs `f` on entry `name`'s decompressed bytes and its declared size (`None` when there
+    /// is no such entry); stored and deflated entries only.
+    pub(crate) fn with_entry<T>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut dyn Read, u64) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut ar = self
+            .archive
+            .lock()
+            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
+        let Some(ix) = ar.index_for_name(name) else {
+            return Ok(None);
+        };
+        let mut entry = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
+        if !matches!(
+            entry.compression(),
+            CompressionMethod::Stored | CompressionMethod::Deflated
+        ) {
+            return Err(Error::Unsupported {
+                location: format!("{} entry {name:?}", self.path.display()),
+                what: format!(
+                    "ZIP compression method {:?} (only stored and deflated)",
+                    entry.compression()
+                ),
+            });
+        }
+        let declared = entry.size();
+        f(&mut entry, declared).map(Some)
+    }
+
+    /// Fills `out` from the rest of an entry of `declared` bytes (`left` of them unread); when
+    /// `out` takes all of them, reads to the end so that the ZIP layer verifies the CRC-32.
+    pub(crate) fn fill(
+        &self,
+        f: &mut dyn Read,
+        name: &str,
+        left: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        f.read_exact(out)
+            .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+        if out.len() as u64 == left {
+            let mut probe = [0u8; 1];
+            let extra = f
+                .read(&mut probe)
+                .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+            if extra != 0 {
+                return Err(Error::Blob {
+                    name: name.into(),
+                    message: "ZIP entry holds more bytes than its header declares".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Opens `path` with default [`ReadOptions`].
     pub fn open(path: impl AsRef<Path>) -> Result<AwkdFile> {
         Self::open_with(path, ReadOptions::default())
@@ -176,45 +233,8 @@ impl BlobStore for AwkdFile {
     }
 
     fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
-        let mut ar = self
-            .archive
-            .lock()
-            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
-        let ix = ar
-            .index_for_name(name)
-            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
-        let mut f = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
-        if !matches!(
-            f.compression(),
-            CompressionMethod::Stored | CompressionMethod::Deflated
-        ) {
-            return Err(Error::Unsupported {
-                location: format!("{} entry {name:?}", self.path.display()),
-                what: format!(
-                    "ZIP compression method {:?} (only stored and deflated)",
-                    f.compression()
-                ),
-            });
-        }
-        let declared = f.size();
-        f.read_exact(out)
-            .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
-        if out.len() as u64 == declared {
-            // Reading to the end makes the ZIP layer verify the entry's CRC-32.
-            let mut probe = [0u8; 1];
-            let extra = f
-                .read(&mut probe)
-                .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
-            if extra != 0 {
-                return Err(Error::Blob {
-                    name: name.into(),
-                    message: format!(
-                        "ZIP entry holds more than the {declared} bytes its header declares"
-                    ),
-                });
-            }
-        }
-        Ok(())
+        self.with_entry(name, |f, declared| self.fill(f, name, declared, out))?
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })
     }
 }
 

@@ -19,6 +19,7 @@
 //!   ```
 
 use std::borrow::Cow;
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::{json, Value as Json};
@@ -125,7 +126,6 @@ pub fn read_awkward2_npz(path: impl AsRef<Path>, opts: &FromBuffersOptions) -> R
     let buffers = NpzBuffers {
         npz: &store,
         max: opts.limits.max_blob_bytes,
-        pending: Default::default(),
     };
     from_buffers(&form, length, &buffers, opts)
 }
@@ -144,33 +144,72 @@ impl NpzStore {
 }
 
 /// The buffers of an `.npz`, by key (the entry name without `.npy`), as raw little-endian bytes.
-/// An entry whose size was asked for is kept until it is read, so each is read once.
+/// Typed buffers are streamed from the archive straight into the caller's memory: only their
+/// header is read to learn their size.
 struct NpzBuffers<'a> {
     npz: &'a NpzStore,
     /// Largest entry read (`Limits::max_blob_bytes`), also where the caller gives no bound.
     max: u64,
-    pending: std::cell::RefCell<std::collections::HashMap<String, npy::Entry>>,
 }
+
+/// The most header bytes an entry may have (numpy writes under 200).
+const MAX_NPY_HEADER: usize = 1 << 20;
 
 impl NpzBuffers<'_> {
     fn load(&self, name: &str, max_bytes: u64) -> Result<Option<npy::Entry>> {
         let max_bytes = max_bytes.min(self.max);
-        if let Some(e) = self.pending.borrow_mut().remove(name) {
-            crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
-            return Ok(Some(e));
-        }
         let Some(e) = self.npz.get(name, max_bytes)? else {
             return Ok(None);
         };
-        if e.descr.starts_with('>') && npy::itemsize(&e.descr).is_some_and(|s| s > 1) {
-            return Err(Error::Unsupported {
-                location: format!("{name}.npy"),
-                what: format!("big-endian buffer {:?}", e.descr),
-            });
-        }
+        check_descr(name, &e.descr)?;
         crate::store::check_size(name, e.data().len() as u64, max_bytes)?;
         Ok(Some(e))
     }
+
+    /// Entry `name`'s header, read from the start of its stream `f` (`len` bytes declared), and
+    /// checked against the entry's size and this store's limit.
+    fn header(&self, f: &mut dyn Read, name: &str, len: u64) -> Result<npy::Header> {
+        let entry = format!("{name}.npy");
+        let mut head = vec![0u8; npy::PREFIX];
+        f.read_exact(&mut head)
+            .map_err(|e| npy_err(&entry, format!("header: {e}")))?;
+        if head.get(6).is_some_and(|&v| v > 1) {
+            head.resize(12, 0);
+            f.read_exact(&mut head[npy::PREFIX..])
+                .map_err(|e| npy_err(&entry, format!("header: {e}")))?;
+        }
+        let total = npy::header_len(&head, &entry)?;
+        if total < head.len() || total > MAX_NPY_HEADER || total as u64 > len {
+            return Err(npy_err(&entry, format!("a header of {total} bytes")));
+        }
+        let have = head.len();
+        head.resize(total, 0);
+        f.read_exact(&mut head[have..])
+            .map_err(|e| npy_err(&entry, format!("header: {e}")))?;
+        let h = npy::parse_header(&head, &entry)?;
+        npy::check_len(&h, len, &entry)?;
+        check_descr(name, &h.descr)?;
+        crate::store::check_size(name, h.data_len, self.max)?;
+        Ok(h)
+    }
+}
+
+fn npy_err(name: &str, message: String) -> Error {
+    Error::Blob {
+        name: name.into(),
+        message: format!("invalid .npy: {message}"),
+    }
+}
+
+/// Buffers are little-endian: a big-endian multi-byte entry is refused.
+fn check_descr(name: &str, descr: &str) -> Result<()> {
+    if descr.starts_with('>') && npy::itemsize(descr).is_some_and(|s| s > 1) {
+        return Err(Error::Unsupported {
+            location: format!("{name}.npy"),
+            what: format!("big-endian buffer {descr:?}"),
+        });
+    }
+    Ok(())
 }
 
 impl BlobStore for NpzBuffers<'_> {
@@ -191,28 +230,33 @@ impl BlobStore for NpzBuffers<'_> {
     }
 
     fn size(&self, name: &str) -> Result<Option<u64>> {
-        if let Some(e) = self.pending.borrow().get(name) {
-            return Ok(Some(e.data().len() as u64));
-        }
-        let Some(e) = self.load(name, self.max)? else {
-            return Ok(None);
-        };
-        let n = e.data().len() as u64;
-        self.pending.borrow_mut().insert(name.to_string(), e);
-        Ok(Some(n))
+        let entry = format!("{name}.npy");
+        let h = self
+            .npz
+            .0
+            .with_entry(&entry, |f, len| self.header(f, name, len))?;
+        Ok(h.map(|h| h.data_len))
     }
 
     fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
-        let e = self
-            .load(name, self.max)?
-            .ok_or_else(|| Error::MissingBlob { name: name.into() })?;
-        let v = e.data();
-        let src = v.get(..out.len()).ok_or_else(|| Error::Blob {
-            name: name.into(),
-            message: format!("{} bytes requested, the buffer has {}", out.len(), v.len()),
-        })?;
-        out.copy_from_slice(src);
-        Ok(())
+        let entry = format!("{name}.npy");
+        self.npz
+            .0
+            .with_entry(&entry, |f, len| {
+                let h = self.header(f, name, len)?;
+                if out.len() as u64 > h.data_len {
+                    return Err(Error::Blob {
+                        name: name.into(),
+                        message: format!(
+                            "{} bytes requested, the buffer has {}",
+                            out.len(),
+                            h.data_len
+                        ),
+                    });
+                }
+                self.npz.0.fill(f, &entry, h.data_len, out)
+            })?
+            .ok_or_else(|| Error::MissingBlob { name: name.into() })
     }
 }
 
@@ -281,24 +325,40 @@ mod npy {
         Some(if kind == 'U' { n.checked_mul(4)? } else { n })
     }
 
-    /// Splits an entry into header fields and data, checking the declared size against the bytes
-    /// present (the data is the tail of `bytes`, so nothing is allocated from the header).
-    pub(super) fn parse(bytes: Vec<u8>, name: &str) -> Result<Entry> {
-        if bytes.len() < 10 || &bytes[..6] != MAGIC {
+    /// What an entry's header says: its `descr`, where the data starts and how many data bytes
+    /// it declares.
+    pub(super) struct Header {
+        pub descr: String,
+        pub start: usize,
+        pub data_len: u64,
+    }
+
+    /// The shortest header prefix [`header_len`] reads (versions 2 and 3 need 12 bytes).
+    pub(super) const PREFIX: usize = 10;
+
+    /// The whole header length from its first bytes: magic, version and the length field.
+    pub(super) fn header_len(prefix: &[u8], name: &str) -> Result<usize> {
+        if prefix.len() < PREFIX || &prefix[..6] != MAGIC {
             return Err(bad(name, "no NUMPY magic"));
         }
-        let (hlen, start): (usize, usize) = match bytes[6] {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-            2 | 3 if bytes.len() >= 12 => (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            ),
-            v => return Err(bad(name, format!("format version {v}"))),
-        };
-        let end = start
-            .checked_add(hlen)
-            .filter(|&e| e <= bytes.len())
-            .ok_or_else(|| bad(name, "header longer than the entry"))?;
+        match prefix[6] {
+            1 => Ok(10 + u16::from_le_bytes([prefix[8], prefix[9]]) as usize),
+            2 | 3 if prefix.len() >= 12 => {
+                let n = u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]);
+                Ok(12usize.saturating_add(n as usize))
+            }
+            2 | 3 => Ok(12),
+            v => Err(bad(name, format!("format version {v}"))),
+        }
+    }
+
+    /// Parses a complete header (`bytes` holds at least all of it).
+    pub(super) fn parse_header(bytes: &[u8], name: &str) -> Result<Header> {
+        let end = header_len(bytes, name)?;
+        let start = if bytes.get(6) == Some(&1) { 10 } else { 12 };
+        if end > bytes.len() || start > end {
+            return Err(bad(name, "header longer than the entry"));
+        }
         let dict =
             std::str::from_utf8(&bytes[start..end]).map_err(|_| bad(name, "header is not text"))?;
         let descr = field(dict, "descr")
@@ -321,22 +381,37 @@ mod npy {
                 .ok_or_else(|| bad(name, "shape overflows"))?;
         }
         let item = itemsize(&descr).ok_or_else(|| bad(name, format!("descr {descr:?}")))?;
-        let need = count
+        let data_len = count
             .checked_mul(item as u64)
             .ok_or_else(|| bad(name, "size overflows"))?;
-        if (bytes.len() - end) as u64 != need {
+        Ok(Header {
+            descr,
+            start: end,
+            data_len,
+        })
+    }
+
+    /// Checks that an entry of `entry_len` bytes holds exactly the data its header declares.
+    pub(super) fn check_len(h: &Header, entry_len: u64, name: &str) -> Result<()> {
+        let have = entry_len.saturating_sub(h.start as u64);
+        if have != h.data_len {
             return Err(bad(
                 name,
-                format!(
-                    "{} data bytes, the header declares {need}",
-                    bytes.len() - end
-                ),
+                format!("{have} data bytes, the header declares {}", h.data_len),
             ));
         }
+        Ok(())
+    }
+
+    /// Splits an entry into header fields and data, checking the declared size against the bytes
+    /// present (the data is the tail of `bytes`, so nothing is allocated from the header).
+    pub(super) fn parse(bytes: Vec<u8>, name: &str) -> Result<Entry> {
+        let h = parse_header(&bytes, name)?;
+        check_len(&h, bytes.len() as u64, name)?;
         Ok(Entry {
-            descr,
+            descr: h.descr,
             bytes,
-            start: end,
+            start: h.start,
         })
     }
 

@@ -454,3 +454,51 @@ fn mutate_json(j: &mut Json, next: &mut impl FnMut() -> u64) {
         _ => {}
     }
 }
+
+/// `.npz` buffer entries are streamed after their header: a header claiming gigabytes, a
+/// header cut short and an entry shorter than its header declares are errors, and nothing is
+/// allocated from what they claim.
+#[test]
+fn npz_buffer_headers_are_checked() {
+    use std::io::{Read, Write};
+    let tmp = asdf_testkit::TempDir::new("awk2-npz-headers");
+    let a = asdf_awkward::Layout::from_json(&json!([1.5, 2.5])).unwrap();
+    let good = tmp.join("good.npz");
+    asdf_awkward::write_awkward2_npz(&a, &good).unwrap();
+    // Rewrites `good` with the buffer entry's bytes replaced.
+    let with_buffer = |name: &str, entry: Vec<u8>| {
+        let mut ar = zip::ZipArchive::new(std::fs::File::open(&good).unwrap()).unwrap();
+        let path = tmp.join(name);
+        let mut w = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for i in 0..ar.len() {
+            let mut f = ar.by_index(i).unwrap();
+            let n = f.name().to_string();
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes).unwrap();
+            if n.ends_with("-data.npy") {
+                bytes = entry.clone();
+            }
+            w.start_file(n, stored).unwrap();
+            w.write_all(&bytes).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    };
+    let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+    v2.extend_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    v2.extend_from_slice(&[b' '; 64]);
+    let cut = b"\x93NUMPY\x01\x00\x40".to_vec();
+    let mut short = b"\x93NUMPY\x01\x00".to_vec();
+    let dict = b"{'descr': '|u1', 'fortran_order': False, 'shape': (16,), }";
+    short.extend_from_slice(&(dict.len() as u16 + 1).to_le_bytes());
+    short.extend_from_slice(dict);
+    short.push(b'\n');
+    short.extend_from_slice(&[0u8; 8]);
+    for (name, entry) in [("v2.npz", v2), ("cut.npz", cut), ("short.npz", short)] {
+        let path = with_buffer(name, entry);
+        let e = read_awkward2_npz(&path, &FromBuffersOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("-data"), "{name}: {e}");
+    }
+}
