@@ -47,13 +47,22 @@ fn zip_err(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
+/// The sizes a ZIP entry's header declares (untrusted until the entry is read).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntrySize {
+    /// Decompressed bytes.
+    pub(crate) declared: u64,
+    /// Bytes stored in the archive.
+    pub(crate) stored: u64,
+}
+
 impl AwkdFile {
-    /// Runs `f` on entry `name`'s decompressed bytes and its declared size (`None` when there
-    /// is no such entry); stored and deflated entries only.
+    /// Runs `f` on entry `name`'s decompressed bytes and its declared (decompressed, stored)
+    /// sizes (`None` when there is no such entry); stored and deflated entries only.
     pub(crate) fn with_entry<T>(
         &self,
         name: &str,
-        f: impl FnOnce(&mut dyn Read, u64) -> Result<T>,
+        f: impl FnOnce(&mut dyn Read, EntrySize) -> Result<T>,
     ) -> Result<Option<T>> {
         let mut ar = self
             .archive
@@ -75,8 +84,11 @@ impl AwkdFile {
                 ),
             });
         }
-        let declared = entry.size();
-        f(&mut entry, declared).map(Some)
+        let size = EntrySize {
+            declared: entry.size(),
+            stored: entry.compressed_size(),
+        };
+        f(&mut entry, size).map(Some)
     }
 
     /// Fills `out` from the rest of an entry of `declared` bytes (`left` of them unread); when
@@ -167,53 +179,34 @@ impl AwkdFile {
 
 impl BlobStore for AwkdFile {
     fn get(&self, name: &str, max_bytes: u64) -> Result<Option<Cow<'_, [u8]>>> {
-        let mut ar = self
-            .archive
-            .lock()
-            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
-        let Some(ix) = ar.index_for_name(name) else {
-            return Ok(None);
-        };
-        let mut f = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
-        let declared = f.size();
-        check_size(name, declared, max_bytes)?;
-        if !matches!(
-            f.compression(),
-            CompressionMethod::Stored | CompressionMethod::Deflated
-        ) {
-            return Err(Error::Unsupported {
-                location: format!("{} entry {name:?}", self.path.display()),
-                what: format!(
-                    "ZIP compression method {:?} (only stored and deflated)",
-                    f.compression()
-                ),
-            });
-        }
-        let first = declared
-            .min(array_core::bounds::deflate_max_decoded(f.compressed_size()))
-            .min(max_bytes) as usize;
-        let mut out = Vec::new();
-        // Fallible (as `read_to_end`'s growth): a failed allocation is an error, not an abort.
-        out.try_reserve_exact(first).map_err(|_| {
-            zip_err(
-                &self.path,
-                format!("entry {name:?}: cannot allocate {first} bytes"),
-            )
-        })?;
-        (&mut f)
-            .take(declared.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
-        if out.len() as u64 != declared {
-            return Err(Error::Blob {
-                name: name.into(),
-                message: format!(
-                    "ZIP entry holds {} bytes, its header declares {declared}",
-                    out.len()
-                ),
-            });
-        }
-        Ok(Some(Cow::Owned(out)))
+        self.with_entry(name, |f, size| {
+            let declared = size.declared;
+            check_size(name, declared, max_bytes)?;
+            let first = declared
+                .min(array_core::bounds::deflate_max_decoded(size.stored))
+                .min(max_bytes) as usize;
+            let mut out = Vec::new();
+            // Fallible (as `read_to_end`'s growth): a failed allocation is an error, not an abort.
+            out.try_reserve_exact(first).map_err(|_| {
+                zip_err(
+                    &self.path,
+                    format!("entry {name:?}: cannot allocate {first} bytes"),
+                )
+            })?;
+            f.take(declared.saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(|e| zip_err(&self.path, format!("entry {name:?}: {e}")))?;
+            if out.len() as u64 != declared {
+                return Err(Error::Blob {
+                    name: name.into(),
+                    message: format!(
+                        "ZIP entry holds {} bytes, its header declares {declared}",
+                        out.len()
+                    ),
+                });
+            }
+            Ok(Cow::Owned(out))
+        })
     }
 
     fn names(&self) -> Result<Vec<String>> {
@@ -233,7 +226,7 @@ impl BlobStore for AwkdFile {
     }
 
     fn read_into(&self, name: &str, out: &mut [u8]) -> Result<()> {
-        self.with_entry(name, |f, declared| self.fill(f, name, declared, out))?
+        self.with_entry(name, |f, size| self.fill(f, name, size.declared, out))?
             .ok_or_else(|| Error::MissingBlob { name: name.into() })
     }
 }

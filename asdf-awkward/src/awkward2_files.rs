@@ -234,7 +234,7 @@ impl BlobStore for NpzBuffers<'_> {
         let h = self
             .npz
             .0
-            .with_entry(&entry, |f, len| self.header(f, name, len))?;
+            .with_entry(&entry, |f, size| self.header(f, name, size.declared))?;
         Ok(h.map(|h| h.data_len))
     }
 
@@ -242,8 +242,8 @@ impl BlobStore for NpzBuffers<'_> {
         let entry = format!("{name}.npy");
         self.npz
             .0
-            .with_entry(&entry, |f, len| {
-                let h = self.header(f, name, len)?;
+            .with_entry(&entry, |f, size| {
+                let h = self.header(f, name, size.declared)?;
                 if out.len() as u64 > h.data_len {
                     return Err(Error::Blob {
                         name: name.into(),
