@@ -1,9 +1,10 @@
 //! The layout model: [`Layout`], one variant per class, and the `Class` trait through which
 //! every operation reaches a class's own module in [`crate::classes`].
 //!
-//! A class is one file in `classes/` (its struct, checks, awkward0 constructors and writer) plus
-//! one line in the `layout_classes!` list below; if awkward0 has constructors for it, they are
-//! also listed in `read/dispatch.rs`'s table, the reader's single list of what it accepts.
+//! A class is one file in `classes/` (its struct, checks, element access, awkward0 constructors
+//! and writer, awkward 2 form) plus one line in the `layout_classes!` list below; if awkward0 has
+//! constructors for it, they are also listed in `read/dispatch.rs`'s table, the reader's single
+//! list of what it accepts.
 
 use std::sync::Arc;
 
