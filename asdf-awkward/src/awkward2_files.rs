@@ -29,13 +29,14 @@ use crate::awkward2::export;
 use crate::error::{Error, Result};
 use crate::from_buffers::{from_buffers, FromBuffersOptions};
 use crate::layout::Layout;
-use crate::store::{BlobSink, BlobStore, DirStore};
+use crate::store::{BlobStore, DirStore};
 
 /// The metadata file of a buffers directory.
 pub const METADATA_NAME: &str = "awkward.json";
 
-/// Writes `layout` as awkward 2 buffers into directory `dir` (created if needed); each file is
-/// written atomically, the metadata last.
+/// Writes `layout` as awkward 2 buffers into directory `dir` (created if needed). The files are
+/// written crash-safely as one batch ([`array_core::AtomicBatch`]): a layout awkward 2 cannot
+/// hold fails before any file is replaced, and each file is its old content or its new one.
 ///
 /// ```
 /// use asdf_awkward::{read_awkward2_dir, write_awkward2_dir, FromBuffersOptions, Layout};
@@ -47,13 +48,17 @@ pub const METADATA_NAME: &str = "awkward.json";
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn write_awkward2_dir(layout: &Layout, dir: impl AsRef<Path>) -> Result<()> {
-    // A dry run first: a layout awkward 2 cannot hold fails before any file is replaced.
-    export(layout, &mut |_, _| Ok(()))?;
-    let mut store = DirStore::create(dir)?;
+    let store = DirStore::create(dir)?;
+    let mut batch = array_core::AtomicBatch::default();
     // The buffers go to their files straight from the layout, uncopied where they can.
-    let (form, length) = export(layout, &mut |key, bytes| store.put(key, bytes))?;
+    let (form, length) = export(layout, &mut |key, bytes| {
+        store.stage(&mut batch, key, bytes)
+    })?;
     let meta = json!({ "form": form, "length": length });
-    store.put(METADATA_NAME, meta.to_string().as_bytes())
+    store.stage(&mut batch, METADATA_NAME, meta.to_string().as_bytes())?;
+    batch
+        .commit()
+        .map_err(|e| Error::io(store.root().display(), e.into()))
 }
 
 /// Reads a buffers directory written by [`write_awkward2_dir`] (or by Python, see the module

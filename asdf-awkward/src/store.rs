@@ -179,6 +179,31 @@ impl DirStore {
         check_blob_name(name)?;
         Ok(self.root.join(name))
     }
+
+    /// The path blob `name` is written to, its folder created.
+    fn target(&self, name: &str) -> Result<PathBuf> {
+        let path = self.path_of(name)?;
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
+        }
+        Ok(path)
+    }
+
+    /// Writes blob `name` into a temporary file of `batch`: nothing is replaced until the batch
+    /// commits (one filesystem sync for all its files), and nothing is left if it is dropped.
+    pub(crate) fn stage(
+        &self,
+        batch: &mut array_core::AtomicBatch,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let path = self.target(name)?;
+        let io_err = |e: std::io::Error| Error::io(path.display(), e);
+        let mut f =
+            array_core::AtomicFile::create_replacing(&path).map_err(|e| io_err(e.into()))?;
+        f.write_all(bytes).map_err(io_err)?;
+        batch.add(f).map_err(|e| io_err(e.into()))
+    }
 }
 
 impl BlobStore for DirStore {
@@ -250,11 +275,7 @@ impl BlobStore for DirStore {
 
 impl BlobSink for DirStore {
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        let path = self.path_of(name)?;
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
-        }
-        write_atomic(&path, false, |f| f.write_all(bytes))
+        write_atomic(&self.target(name)?, false, |f| f.write_all(bytes))
     }
 }
 
