@@ -50,6 +50,22 @@ impl CodecError {
         }
     }
 
+    /// The data ended after `got` decoded bytes where `expected` were declared.
+    pub fn short(got: usize, expected: usize) -> Self {
+        Self::with_kind(
+            CodecErrorKind::Short,
+            format!("data ends after {got} decoded bytes, {expected} expected"),
+        )
+    }
+
+    /// The data decodes to more than the `expected` bytes declared.
+    pub fn long(expected: usize) -> Self {
+        Self::with_kind(
+            CodecErrorKind::Long,
+            format!("data decodes to more than the {expected} bytes the header declares"),
+        )
+    }
+
     /// The same error with `prefix: ` before its message.
     pub fn context(self, prefix: &str) -> Self {
         CodecError {

@@ -6,23 +6,15 @@
 
 use std::io::{self, Read};
 
-use crate::api::{CodecError, CodecErrorKind};
+use crate::api::CodecError;
 
 /// Reads exactly `dst.len()` bytes from `r` and requires the stream to end there: a shorter
-/// stream is a [`Short`](CodecErrorKind::Short) error, a longer one [`Long`](CodecErrorKind::Long).
+/// stream is a [`Short`](crate::CodecErrorKind::Short) error, a longer one [`Long`](crate::CodecErrorKind::Long).
 pub fn read_exact_then_end<R: Read>(mut r: R, dst: &mut [u8]) -> Result<(), CodecError> {
     let mut filled = 0;
     while filled < dst.len() {
         match r.read(&mut dst[filled..]) {
-            Ok(0) => {
-                return Err(CodecError::with_kind(
-                    CodecErrorKind::Short,
-                    format!(
-                        "data ends after {filled} decoded bytes, {} expected",
-                        dst.len()
-                    ),
-                ))
-            }
+            Ok(0) => return Err(CodecError::short(filled, dst.len())),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
@@ -36,12 +28,7 @@ fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
     loop {
         match r.read(&mut probe) {
             Ok(0) => return Ok(()),
-            Ok(_) => {
-                return Err(CodecError::with_kind(
-                    CodecErrorKind::Long,
-                    format!("data decodes to more than the {expected} bytes the header declares"),
-                ))
-            }
+            Ok(_) => return Err(CodecError::long(expected)),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
@@ -87,19 +74,10 @@ pub(crate) fn read_growing<R: Read>(
     let limit = (expected as u64).saturating_add(1);
     r.take(limit).read_to_end(&mut out)?;
     if out.len() > expected {
-        return Err(CodecError::with_kind(
-            CodecErrorKind::Long,
-            format!("data decodes to more than the {expected} bytes the header declares"),
-        ));
+        return Err(CodecError::long(expected));
     }
     if out.len() < expected {
-        return Err(CodecError::with_kind(
-            CodecErrorKind::Short,
-            format!(
-                "data ends after {} decoded bytes, {expected} expected",
-                out.len()
-            ),
-        ));
+        return Err(CodecError::short(out.len(), expected));
     }
     Ok(out)
 }
@@ -122,6 +100,7 @@ pub(crate) fn level_u32(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::CodecErrorKind;
 
     #[test]
     fn exact_reads_tell_short_from_long() {

@@ -1,6 +1,6 @@
 //! `zstd`: one Zstandard frame (asdf-compression).
 
-use crate::api::{Codec, CodecError, CodecErrorKind, CodecExtension, EncodeOptions};
+use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
 use crate::io::read_growing;
 use crate::Label;
 
@@ -30,10 +30,7 @@ impl Codec for Zstd {
             .decompress_to_buffer(src, dst)
             .map_err(|e| CodecError::new(format!("zstd: {e}")))?;
         if n != dst.len() {
-            return Err(CodecError::with_kind(
-                CodecErrorKind::Short,
-                format!("data ends after {n} decoded bytes, {} expected", dst.len()),
-            ));
+            return Err(CodecError::short(n, dst.len()));
         }
         Ok(())
     }
