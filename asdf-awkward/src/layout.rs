@@ -226,8 +226,9 @@ pub(crate) trait Class {
             what: format!("{} in an awkward0 schema", self.name()),
         })
     }
-    /// For a class awkward0 lacks: the awkward0 node written in its place.
-    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
+    /// For a class awkward0 lacks: the awkward0 node written in its place (for parameters, which
+    /// awkward0 has none of, the content itself).
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
         Ok(None)
     }
     /// This node's awkward 2 form (`ak.forms`, as `form.to_dict()` JSON), its buffers stored

@@ -372,11 +372,7 @@ impl Serializer<'_> {
                 "nesting too deep to write",
             ));
         }
-        if let Layout::Parameters(p) = l {
-            return self.child(&p.content, ctx, depth);
-        }
-        if let Some(stand_in) = l.class().awkward0_stand_in()? {
-            let n = Node::new(stand_in);
+        if let Some(n) = l.class().awkward0_stand_in()? {
             self.lowered.push(n.clone());
             return self.node(&n, ctx, depth + 1);
         }

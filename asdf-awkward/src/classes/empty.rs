@@ -46,7 +46,7 @@ impl Class for EmptyArray {
         Err(oob("EmptyArray", i, 0))
     }
 
-    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
-        Ok(Some(self.to_awkward0()))
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
+        Ok(Some(Node::new(self.to_awkward0())))
     }
 }

@@ -50,7 +50,7 @@ impl Parameterized {
     }
 }
 
-/// Written to awkward0 as its content alone (the serializer passes through it).
+/// Written to awkward0 as its content alone (its stand-in is the content).
 impl Class for Parameterized {
     fn name(&self) -> &'static str {
         "parameters"
@@ -66,6 +66,10 @@ impl Class for Parameterized {
 
     fn validate_node(&self, _location: &str) -> Result<()> {
         Ok(())
+    }
+
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
+        Ok(Some(self.content.clone()))
     }
 
     /// The content's form, with these parameters added to its own.

@@ -158,7 +158,7 @@ impl Class for RecordArray {
         Ok(Value::Record(out))
     }
 
-    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
-        self.to_awkward0().map(Some)
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
+        Ok(Some(Node::new(self.to_awkward0()?)))
     }
 }

@@ -114,7 +114,7 @@ impl Class for RegularArray {
             .map(Value::List)
     }
 
-    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
-        self.to_awkward0().map(Some)
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
+        Ok(Some(Node::new(self.to_awkward0()?)))
     }
 }

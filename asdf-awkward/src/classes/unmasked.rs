@@ -74,7 +74,7 @@ impl Class for UnmaskedArray {
         self.content.get_depth(i, depth, b)
     }
 
-    fn awkward0_stand_in(&self) -> Result<Option<Layout>> {
-        Ok(Some(self.to_awkward0()))
+    fn awkward0_stand_in(&self) -> Result<Option<Node>> {
+        Ok(Some(Node::new(self.to_awkward0())))
     }
 }
