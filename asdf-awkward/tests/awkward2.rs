@@ -421,8 +421,9 @@ fn a_failed_export_replaces_nothing() {
         asdf_awkward::Layout::from_json(&serde_json::json!([[1.5, 2.5], [], [3.5]])).unwrap();
     write_awkward2_dir(&good, &dir).unwrap();
     write_awkward2_npz(&good, &npz).unwrap();
-    let before: Vec<(String, Vec<u8>)> = {
-        let mut v: Vec<_> = std::fs::read_dir(&dir)
+    // Every file of the directory (temporary ones included) with its bytes.
+    let listing = || {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
             .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
@@ -430,6 +431,7 @@ fn a_failed_export_replaces_nothing() {
         v.sort();
         v
     };
+    let before = listing();
     let npz_before = std::fs::read(&npz).unwrap();
     // A record whose first field exports and whose second does not.
     let sparse = asdf_awkward::Layout::Sparse(asdf_awkward::SparseArray {
@@ -445,13 +447,7 @@ fn a_failed_export_replaces_nothing() {
     });
     assert!(write_awkward2_dir(&bad, &dir).is_err());
     assert!(write_awkward2_npz(&bad, &npz).is_err());
-    let mut after: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
-        .collect();
-    after.sort();
-    assert_eq!(after, before);
+    assert_eq!(listing(), before);
     assert_eq!(std::fs::read(&npz).unwrap(), npz_before);
     let opts = FromBuffersOptions::default();
     let back = read_awkward2_dir(&dir, &opts).unwrap();
