@@ -40,9 +40,25 @@ const MAX_DEPTH: usize = 96;
 
 /// Receives the events. An `Err` (the builder refused an event: a limit, a bad alias, a
 /// warning-worthy key) stops the fast path.
+///
+/// Scalars and collection starts and ends (nearly every event of a tree) have methods of their
+/// own, so the hot path builds no [`Event`]; each means exactly the event it is named after.
 pub(crate) trait Sink<'t> {
-    /// Takes one event; `mark.index()` is its byte offset.
+    /// Takes one stream, document or alias event; `mark.index()` is its byte offset.
     fn event(&mut self, event: Event<'t>, mark: Marker) -> Result<(), ()>;
+    /// `Event::Scalar(text, style, anchor, tag)` at byte offset `at`.
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        at: usize,
+    ) -> Result<(), ()>;
+    /// `Event::MappingStart` (`map`) or `Event::SequenceStart` at byte offset `at`.
+    fn start(&mut self, map: bool, anchor: usize, tag: Option<&Tag>, at: usize) -> Result<(), ()>;
+    /// `Event::MappingEnd` or `Event::SequenceEnd` (whichever closes the innermost collection).
+    fn end(&mut self, at: usize) -> Result<(), ()>;
 }
 
 /// The line the parser stands on after a node: the indentation of the next content line (the
@@ -153,6 +169,14 @@ fn is_tag_handle(h: &str) -> bool {
     }
 }
 
+/// A sink's refusal as the bail that stops the fast path.
+fn refused(sent: Result<(), ()>, at: usize) -> R {
+    sent.map_err(|()| Bail {
+        offset: at,
+        reason: "the tree builder refused an event",
+    })
+}
+
 fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
@@ -176,12 +200,20 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     fn emit(&mut self, event: Event<'t>, at: usize) -> R {
-        self.sink
-            .event(event, Marker::new(at, 0, 0))
-            .map_err(|()| Bail {
-                offset: at,
-                reason: "the tree builder refused an event",
-            })
+        let sent = self.sink.event(event, Marker::new(at, 0, 0));
+        refused(sent, at)
+    }
+
+    /// Opens a mapping (`map`) or a sequence in the sink.
+    fn emit_start(&mut self, map: bool, props: &Props, at: usize) -> R {
+        let sent = self.sink.start(map, props.anchor, props.tag.as_ref(), at);
+        refused(sent, at)
+    }
+
+    /// Closes the innermost collection in the sink.
+    fn emit_end(&mut self, at: usize) -> R {
+        let sent = self.sink.end(at);
+        refused(sent, at)
     }
 
     /// Opens a collection level.
@@ -491,10 +523,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     ) -> R<Next> {
         let at = key.2;
         self.enter()?;
-        self.emit(
-            Event::MappingStart(props.anchor, props.tag.map(Cow::Owned)),
-            at,
-        )?;
+        self.emit_start(true, &props, at)?;
         self.scalar(key.0, key.1, Props::default(), at)?;
         loop {
             let next = self.value(col as isize, Ctx::MapValue)?;
@@ -509,7 +538,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 _ => {
                     let at = self.pos;
                     self.depth -= 1;
-                    self.emit(Event::MappingEnd, at)?;
+                    self.emit_end(at)?;
                     return Ok(next);
                 }
             }
@@ -551,10 +580,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn block_seq(&mut self, col: usize, props: Props) -> R<Next> {
         let at = self.pos;
         self.enter()?;
-        self.emit(
-            Event::SequenceStart(props.anchor, props.tag.map(Cow::Owned)),
-            at,
-        )?;
+        self.emit_start(false, &props, at)?;
         loop {
             self.pos += 1;
             let next = self.value(col as isize, Ctx::SeqItem)?;
@@ -564,7 +590,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 _ => {
                     let at = self.pos;
                     self.depth -= 1;
-                    self.emit(Event::SequenceEnd, at)?;
+                    self.emit_end(at)?;
                     return Ok(next);
                 }
             }
@@ -656,8 +682,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props, at: usize) -> R {
-        let event = Event::Scalar(text, style, props.anchor, props.tag.map(Cow::Owned));
-        self.emit(event, at)
+        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag.as_ref(), at);
+        refused(sent, at)
     }
 
     fn empty_scalar(&mut self, props: Props, at: usize) -> R {
@@ -1059,21 +1085,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn flow_collection(&mut self, parent: isize, props: Props, map: bool) -> R {
         let at = self.pos;
         self.enter()?;
-        let tag = props.tag.map(Cow::Owned);
-        let (start, end, close) = if map {
-            (
-                Event::MappingStart(props.anchor, tag),
-                Event::MappingEnd,
-                b'}',
-            )
-        } else {
-            (
-                Event::SequenceStart(props.anchor, tag),
-                Event::SequenceEnd,
-                b']',
-            )
-        };
-        self.emit(start, at)?;
+        let close = if map { b'}' } else { b']' };
+        self.emit_start(map, &props, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
         if self.peek() != Some(close) {
@@ -1099,7 +1112,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.pos += 1;
         let at = self.pos;
         self.depth -= 1;
-        self.emit(end, at)
+        self.emit_end(at)
     }
 
     /// A flow mapping key (a plain or quoted scalar) through its `: ` and the blanks after it;

@@ -439,42 +439,76 @@ impl<'t> Builder<'t> {
             }
             Event::DocumentEnd => {}
             Event::Alias(id) => {
-                let node = self.alias(id, &mark)?;
-                self.finish(node, &mark)?;
+                let (node, size) = self.alias(id, &mark)?;
+                self.finish(node, size, &mark)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let node = self.scalar(text, style, tag, &mark)?;
-                let node = self.anchor(node, anchor);
-                self.finish(node, &mark)?;
-                self.plain_merge = false;
+                self.on_scalar(&text, style, anchor, tag.as_deref(), &mark)?
             }
             Event::SequenceStart(anchor, tag) => {
-                let kind = FrameKind::Seq {
-                    start: self.items.len(),
-                };
-                self.push(anchor, tag, mark, kind)?;
+                self.on_start(false, anchor, tag.as_deref(), mark)?
             }
             Event::MappingStart(anchor, tag) => {
-                let kind = FrameKind::Map {
-                    start: self.pairs.len(),
-                    pending: None,
-                    merges: Vec::new(),
-                    merge_size: Size::default(),
-                };
-                self.push(anchor, tag, mark, kind)?;
+                self.on_start(true, anchor, tag.as_deref(), mark)?
             }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let node = self.pop(&mark)?;
-                self.finish(node, &mark)?;
-            }
+            Event::SequenceEnd | Event::MappingEnd => self.on_end(&mark)?,
         }
         Ok(true)
+    }
+
+    /// A scalar event: the node, placed into its parent.
+    #[inline]
+    fn on_scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        mark: &Marker,
+    ) -> Result<()> {
+        let node = self.scalar(text, style, tag, mark)?;
+        let size = Size::node(text.len());
+        let node = self.anchor(node, size, anchor);
+        self.finish(node, size, mark)?;
+        self.plain_merge = false;
+        Ok(())
+    }
+
+    /// A mapping (`map`) or sequence start event.
+    #[inline]
+    fn on_start(
+        &mut self,
+        map: bool,
+        anchor: usize,
+        tag: Option<&Tag>,
+        mark: Marker,
+    ) -> Result<()> {
+        let kind = if map {
+            FrameKind::Map {
+                start: self.pairs.len(),
+                pending: None,
+                merges: Vec::new(),
+                merge_size: Size::default(),
+            }
+        } else {
+            FrameKind::Seq {
+                start: self.items.len(),
+            }
+        };
+        self.push(anchor, tag, mark, kind)
+    }
+
+    /// A collection end event: the collection, placed into its parent.
+    #[inline]
+    fn on_end(&mut self, mark: &Marker) -> Result<()> {
+        let (node, size) = self.pop(mark)?;
+        self.finish(node, size, mark)
     }
 
     fn push(
         &mut self,
         anchor: usize,
-        tag: Option<Cow<'_, Tag>>,
+        tag: Option<&Tag>,
         start: Marker,
         kind: FrameKind,
     ) -> Result<()> {
@@ -484,7 +518,7 @@ impl<'t> Builder<'t> {
                 location: self.loc(&start),
             });
         }
-        let tag = match tag.and_then(|t| collection_tag(&t)) {
+        let tag = match tag.and_then(collection_tag) {
             Some(t) => Some(self.intern(&t, &start)?),
             None => None,
         };
@@ -537,7 +571,7 @@ impl<'t> Builder<'t> {
         if frame.anchor != 0 {
             self.open_anchors.retain(|&a| a != frame.anchor);
         }
-        Ok(self.anchor((node, size), frame.anchor))
+        Ok((self.anchor(node, size, frame.anchor), size))
     }
 
     fn charge_aliases(&mut self, n: Size, mark: &Marker) -> Result<()> {
@@ -591,13 +625,15 @@ impl<'t> Builder<'t> {
         Ok(merged)
     }
 
-    fn anchor(&mut self, (node, size): (Node, Size), anchor: usize) -> (Node, Size) {
+    /// `node` itself, or (when it carries an anchor) the shared node its aliases will refer to.
+    #[inline]
+    fn anchor(&mut self, node: Node, size: Size, anchor: usize) -> Node {
         if anchor == 0 {
-            return (node, size);
+            return node;
         }
         let arc = Arc::new(node);
         self.anchors.insert(anchor, (arc.clone(), size));
-        (Node::new(Value::Shared(arc)), size)
+        Node::new(Value::Shared(arc))
     }
 
     fn alias(&mut self, id: usize, mark: &Marker) -> Result<(Node, Size)> {
@@ -618,12 +654,11 @@ impl<'t> Builder<'t> {
 
     fn scalar(
         &mut self,
-        text: Cow<'_, str>,
+        text: &str,
         style: ScalarStyle,
-        tag: Option<Cow<'_, Tag>>,
+        tag: Option<&Tag>,
         mark: &Marker,
-    ) -> Result<(Node, Size)> {
-        let size = Size::node(text.len());
+    ) -> Result<Node> {
         if text.len() > self.limits.max_scalar_bytes {
             return Err(Error::ScalarLimit {
                 len: text.len(),
@@ -651,45 +686,45 @@ impl<'t> Builder<'t> {
             }
             construct_int(text).ok_or_else(|| invalid("int", this))
         };
-        let full_tag = tag.map(|t| full_tag(&t));
+        let full_tag = tag.map(full_tag);
         let node = match full_tag.as_deref() {
-            None if style == ScalarStyle::Plain => match resolve_plain(&text) {
+            None if style == ScalarStyle::Plain => match resolve_plain(text) {
                 Implicit::Null => Node::null(),
                 Implicit::Bool => {
-                    Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
+                    Node::from(construct_bool(text).ok_or_else(|| invalid("bool", self))?)
                 }
-                Implicit::Int => Node::new(int_node(construct_int(&text, self)?)),
+                Implicit::Int => Node::new(int_node(construct_int(text, self)?)),
                 Implicit::Float => {
-                    Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
+                    Node::from(construct_float(text).ok_or_else(|| invalid("float", self))?)
                 }
                 Implicit::Timestamp => self
-                    .string(&text)
+                    .string(text)
                     .with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?),
                 Implicit::Value => self
-                    .string(&text)
+                    .string(text)
                     .with_shared_tag(self.intern(VALUE_TAG, mark)?),
                 // `<<` is only special as a mapping key; `finish` checks for that.
                 Implicit::Merge => {
                     self.plain_merge = true;
-                    self.string(&text)
+                    self.string(text)
                 }
-                Implicit::Str => self.string(&text),
+                Implicit::Str => self.string(text),
             },
-            None | Some("!") => self.string(&text),
+            None | Some("!") => self.string(text),
             Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
-                Some("str") => self.string(&text),
+                Some("str") => self.string(text),
                 Some("null") => Node::null(),
                 Some("bool") => {
-                    Node::from(construct_bool(&text).ok_or_else(|| invalid("bool", self))?)
+                    Node::from(construct_bool(text).ok_or_else(|| invalid("bool", self))?)
                 }
-                Some("int") => Node::new(int_node(construct_int(&text, self)?)),
+                Some("int") => Node::new(int_node(construct_int(text, self)?)),
                 Some("float") => {
-                    Node::from(construct_float(&text).ok_or_else(|| invalid("float", self))?)
+                    Node::from(construct_float(text).ok_or_else(|| invalid("float", self))?)
                 }
-                _ => self.string(&text).with_shared_tag(self.intern(t, mark)?),
+                _ => self.string(text).with_shared_tag(self.intern(t, mark)?),
             },
         };
-        Ok((node, size))
+        Ok(node)
     }
 
     /// A string scalar. Mapping keys and short strings come from the interner, so the keys of a
@@ -710,7 +745,8 @@ impl<'t> Builder<'t> {
     }
 
     /// Places a finished node into its parent (or as the root).
-    fn finish(&mut self, (node, size): (Node, Size), mark: &Marker) -> Result<()> {
+    #[inline]
+    fn finish(&mut self, node: Node, size: Size, mark: &Marker) -> Result<()> {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some((node, size));
             return Ok(());
@@ -775,12 +811,42 @@ impl<'t> Builder<'t> {
     }
 }
 
+/// The fast parser's events go to the same builder methods as the reference parser's; an error
+/// only stops the fast path (the reference parser then reports it).
 impl<'t> Sink<'t> for Builder<'_> {
     fn event(&mut self, event: Event<'t>, mark: Marker) -> std::result::Result<(), ()> {
-        match Builder::event(self, event, mark) {
-            Ok(_) => Ok(()),
-            Err(_) => Err(()),
-        }
+        Builder::event(self, event, mark).map(drop).map_err(drop)
+    }
+
+    #[inline]
+    fn scalar(
+        &mut self,
+        text: &str,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        at: usize,
+    ) -> std::result::Result<(), ()> {
+        let mark = Marker::new(at, 0, 0);
+        self.on_scalar(text, style, anchor, tag, &mark)
+            .map_err(drop)
+    }
+
+    #[inline]
+    fn start(
+        &mut self,
+        map: bool,
+        anchor: usize,
+        tag: Option<&Tag>,
+        at: usize,
+    ) -> std::result::Result<(), ()> {
+        let mark = Marker::new(at, 0, 0);
+        self.on_start(map, anchor, tag, mark).map_err(drop)
+    }
+
+    #[inline]
+    fn end(&mut self, at: usize) -> std::result::Result<(), ()> {
+        self.on_end(&Marker::new(at, 0, 0)).map_err(drop)
     }
 }
 
