@@ -935,22 +935,22 @@ pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
             return Mapping::from_unique(entries);
         }
     }
-    let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
-    let mut seen: HashMap<KeyId<'_>, usize> = HashMap::new();
-    // Work on indices first (keys borrowed from `entries`), then move.
+    // Work on indices first (keys borrowed from `entries`), then move. `slot[i]` is the index
+    // of the first entry with entry `i`'s key.
     let mut slot = Vec::with_capacity(entries.len());
-    for (i, (k, _)) in entries.iter().enumerate() {
-        match key_id(k) {
-            Some(id) => match seen.get(&id) {
-                Some(&first) => slot.push(first),
-                None => {
-                    seen.insert(id, i);
-                    slot.push(i);
-                }
-            },
-            None => slot.push(i),
+    {
+        let hasher = foldhash::fast::RandomState::default();
+        let mut seen: HashMap<KeyId<'_>, usize, _> =
+            HashMap::with_capacity_and_hasher(entries.len(), hasher);
+        for (i, (k, _)) in entries.iter().enumerate() {
+            slot.push(key_id(k).map_or(i, |id| *seen.entry(id).or_insert(i)));
         }
     }
+    // Big mappings almost never repeat a key: then the entries stay where they are.
+    if slot.iter().enumerate().all(|(i, &first)| first == i) {
+        return Mapping::from_unique(entries);
+    }
+    let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
     let mut index_of_first: HashMap<usize, usize> = HashMap::new();
     for (i, (k, v)) in entries.into_iter().enumerate() {
         let first = slot[i];

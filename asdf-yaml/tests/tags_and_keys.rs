@@ -1,6 +1,6 @@
 //! Tags (handles, verbatim, core, unknown), merge keys, duplicate keys and key warnings.
 
-use asdf_yaml::{emit_to_string, parse_document, parse_str, Node, ParseOptions, Value};
+use asdf_yaml::{emit_to_string, parse_document, parse_str, Engine, Node, ParseOptions, Value};
 
 #[test]
 fn every_tag_handle_is_honoured() {
@@ -90,6 +90,40 @@ fn duplicate_keys_behave_like_a_python_dict() {
         m.get_node(&Node::from(2.0)).and_then(Node::as_str),
         Some("w")
     );
+}
+
+/// Mappings of more than 16 entries take the hashed path; a big block mapping is also cut into
+/// pieces parsed in parallel. Every engine keeps a dict's semantics there too.
+#[test]
+fn duplicate_keys_in_big_mappings_behave_like_a_python_dict() {
+    // Over a MiB, so that `Auto` splits it.
+    let mut text = String::new();
+    for i in 0..100_000 {
+        text += &format!("k{i}: {i}\n");
+    }
+    let unique = text.clone();
+    text += "k7: seven\n1: one\ntrue: yes\nk99999: last\n";
+    for engine in [Engine::Reference, Engine::Fast, Engine::Auto] {
+        let options = ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        let t = parse_document(&text, &options).unwrap().root;
+        let m = t.as_map().unwrap();
+        assert!(text.len() > 1 << 20);
+        assert_eq!(m.len(), 100_001, "{engine:?}");
+        assert_eq!(m.get("k7").and_then(Node::as_str), Some("seven"));
+        assert_eq!(m.keys().nth(7).and_then(Node::as_str), Some("k7"));
+        assert_eq!(m.get("k99999").and_then(Node::as_str), Some("last"));
+        assert_eq!(
+            m.get_node(&Node::from(1)).and_then(Node::as_bool),
+            Some(true)
+        );
+        assert_eq!(m.keys().last().and_then(Node::as_i64), Some(1));
+        let u = parse_document(&unique, &options).unwrap().root;
+        assert_eq!(u.as_map().map(|m| m.len()), Some(100_000));
+        assert_eq!(u.get("k4321").and_then(Node::as_i64), Some(4321));
+    }
 }
 
 #[test]
