@@ -22,13 +22,15 @@
 //! assert_eq!(parse_str(&again).unwrap(), tree);
 //! ```
 
-// The one exception is `text.rs`: `Str`'s two-word small-string representation.
+// The exceptions are `text.rs` (`Str`'s two-word small-string representation) and `key_index.rs`
+// (a mapping's lazily built key index, one atomic pointer).
 #![deny(unsafe_code)]
 
 mod document;
 pub mod emit;
 mod error;
 mod fast;
+mod key_index;
 mod node;
 mod parse;
 pub mod pointer;

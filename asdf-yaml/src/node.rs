@@ -3,6 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+use thin_vec::ThinVec;
+
+use crate::key_index::{KeyIndex, LazyIndex};
 use crate::text::{Str, Tag};
 
 /// One node of the tree: an optional tag and a [`Value`].
@@ -28,9 +31,13 @@ pub struct Node {
 }
 
 // A tree is mostly nodes: a node is four words (a one-word tag, a three-word value), which the
-// payloads of `Value` are chosen to fit (`Str` two words, a boxed `Mapping` one).
+// payloads of `Value` are chosen to fit (`Str` and `Mapping` two words each).
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<Node>() == 32 && std::mem::size_of::<Value>() == 24);
+const _: () = assert!(
+    std::mem::size_of::<Node>() == 32
+        && std::mem::size_of::<Value>() == 24
+        && std::mem::size_of::<Mapping>() == 16
+);
 
 /// The value of a [`Node`].
 #[derive(Clone, Default)]
@@ -51,9 +58,8 @@ pub enum Value {
     Str(Str),
     /// A sequence.
     Seq(Vec<Node>),
-    /// A mapping, in insertion order (boxed: a mapping's entries and key index would make every
-    /// node larger).
-    Map(Box<Mapping>),
+    /// A mapping, in insertion order (two words: it needs no box of its own).
+    Map(Mapping),
     /// A nested sequence of scalars held compactly by whoever built it (an inline array's numbers),
     /// written by the emitter as the equivalent [`Value::Seq`]s without a node per item. The
     /// parser never produces one. [`Node::as_seq`] and [`Node::index`] see nothing in it (they
@@ -68,19 +74,17 @@ pub enum Value {
 
 /// An insertion-ordered mapping. Keys are nodes (normally strings; ints, bools and other scalars
 /// are allowed).
+///
+/// Two words: the entries sit behind one pointer with their length and capacity (a `ThinVec`),
+/// so a mapping fits inside its [`Value`] and costs one allocation, not two.
 #[derive(Clone, Default)]
 pub struct Mapping {
-    entries: Vec<(Node, Node)>,
+    entries: ThinVec<(Node, Node)>,
     /// Position of the first entry with each string key, built on the first lookup in a mapping
     /// of at least [`INDEX_MIN`] entries (so lookups in 10 000-key trees are not quadratic),
     /// kept up to date by appends and dropped by removals.
-    // Boxed on purpose: only large mappings have one.
-    #[allow(clippy::box_collection)]
-    index: std::sync::OnceLock<Box<KeyIndex>>,
+    index: LazyIndex,
 }
-
-/// Position of the first entry with each string key (keys share the entries' text).
-type KeyIndex = std::collections::HashMap<Str, usize, foldhash::fast::RandomState>;
 
 /// The string key of an entry, shared with the entry.
 fn str_key(k: &Node) -> Option<&Str> {
@@ -130,7 +134,7 @@ impl Mapping {
                     m.entry(s.clone()).or_insert(i);
                 }
             }
-            Box::new(m)
+            m
         });
         index.get(key).copied()
     }
@@ -190,10 +194,10 @@ impl Mapping {
     }
 
     /// A mapping of `entries` as they are (the caller guarantees the keys are unique).
-    pub(crate) fn from_unique(entries: Vec<(Node, Node)>) -> Mapping {
+    pub(crate) fn from_unique(entries: ThinVec<(Node, Node)>) -> Mapping {
         Mapping {
             entries,
-            index: std::sync::OnceLock::new(),
+            index: LazyIndex::default(),
         }
     }
 
@@ -270,7 +274,7 @@ impl<K: Into<Node>, V: Into<Node>> FromIterator<(K, V)> for Mapping {
 
 impl IntoIterator for Mapping {
     type Item = (Node, Node);
-    type IntoIter = std::vec::IntoIter<(Node, Node)>;
+    type IntoIter = thin_vec::IntoIter<(Node, Node)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
     }
@@ -297,7 +301,7 @@ impl Node {
     pub fn mapping<K: Into<Node>, V: Into<Node>>(
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Node {
-        Node::new(Value::Map(Box::new(entries.into_iter().collect())))
+        Node::new(Value::Map(entries.into_iter().collect()))
     }
 
     /// A sequence node.
@@ -317,9 +321,7 @@ impl Node {
         let value = match &self.value {
             Value::Packed(p) => to_nodes(&**p).value,
             Value::Seq(items) => Value::Seq(items.iter().map(Node::unpacked).collect()),
-            Value::Map(m) => Value::Map(Box::new(
-                m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect(),
-            )),
+            Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect()),
             _ => return self.clone(),
         };
         Node {
@@ -816,7 +818,7 @@ impl From<Vec<Node>> for Node {
 
 impl From<Mapping> for Node {
     fn from(v: Mapping) -> Node {
-        Node::new(Value::Map(Box::new(v)))
+        Node::new(Value::Map(v))
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
+use thin_vec::ThinVec;
 
 use crate::error::{Error, Location, Result};
 use crate::fast::{Bail, Sink};
@@ -552,7 +553,7 @@ impl<'t> Builder<'t> {
                 merge_size,
                 ..
             } => {
-                let entries: Vec<(Node, Node)> = self.pairs.drain(start..).collect();
+                let entries: ThinVec<(Node, Node)> = self.pairs.drain(start..).collect();
                 let entries = if merges.is_empty() {
                     entries
                 } else {
@@ -560,7 +561,7 @@ impl<'t> Builder<'t> {
                     self.charge_aliases(merge_size, &frame.start)?;
                     self.flatten_merges(entries, &merges, &frame.start)?
                 };
-                Value::Map(Box::new(dedup(entries)))
+                Value::Map(dedup(entries))
             }
         };
         let node = Node::new(value);
@@ -596,11 +597,11 @@ impl<'t> Builder<'t> {
     /// mappings win), the mapping's own entries override them.
     fn flatten_merges(
         &self,
-        entries: Vec<(Node, Node)>,
+        entries: ThinVec<(Node, Node)>,
         merges: &[usize],
         start: &Marker,
-    ) -> Result<Vec<(Node, Node)>> {
-        let mut merged = Vec::new();
+    ) -> Result<ThinVec<(Node, Node)>> {
+        let mut merged = ThinVec::new();
         let mut own = Vec::new();
         let bad = || Error::InvalidMerge {
             location: self.loc(start),
@@ -921,7 +922,7 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
 
 /// Later duplicates replace the value of the first occurrence, which keeps its position (what a
 /// Python dict built by PyYAML does).
-pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
+pub(crate) fn dedup(entries: ThinVec<(Node, Node)>) -> Mapping {
     if entries.len() <= 16 {
         // Small mappings (nearly all of them): compare keys pairwise, without allocating.
         let unique = (1..entries.len()).all(|i| {
@@ -950,7 +951,7 @@ pub(crate) fn dedup(entries: Vec<(Node, Node)>) -> Mapping {
     if slot.iter().enumerate().all(|(i, &first)| first == i) {
         return Mapping::from_unique(entries);
     }
-    let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
+    let mut out: ThinVec<(Node, Node)> = ThinVec::with_capacity(entries.len());
     let mut index_of_first: HashMap<usize, usize> = HashMap::new();
     for (i, (k, v)) in entries.into_iter().enumerate() {
         let first = slot[i];

@@ -269,7 +269,7 @@ impl Resolver<'_> {
                     path.truncate(len);
                     out.push_unchecked(k.clone(), resolved);
                 }
-                Value::Map(Box::new(out))
+                Value::Map(out)
             }
             other => other.clone(),
         };

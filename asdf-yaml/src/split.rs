@@ -68,7 +68,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         })
         .collect();
     let mut skeleton = build(&skeleton, 0, options).ok()?;
-    let mut entries = Vec::new();
+    let mut entries = thin_vec::ThinVec::new();
     let mut items = Vec::new();
     let mut alias_nodes = skeleton.alias_nodes;
     let mut alias_bytes = skeleton.alias_bytes;
@@ -80,7 +80,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         alias_nodes = alias_nodes.saturating_add(piece.alias_nodes);
         alias_bytes = alias_bytes.saturating_add(piece.alias_bytes);
         match (std::mem::take(piece.root.value_mut()), plan.seq) {
-            (Value::Map(m), false) => entries.extend(*m),
+            (Value::Map(m), false) => entries.extend(m),
             (Value::Seq(s), true) => items.extend(s),
             _ => return None,
         }
@@ -94,7 +94,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
     let slot = locate(&mut skeleton.root, &plan.path, plan.seq)?;
     *slot = Node::new(match plan.seq {
         true => Value::Seq(items),
-        false => Value::Map(Box::new(dedup(entries))),
+        false => Value::Map(dedup(entries)),
     });
     skeleton.alias_nodes = alias_nodes;
     skeleton.alias_bytes = alias_bytes;

@@ -300,7 +300,7 @@ pub(crate) fn finish_tree(tree: Node, labels: &[Label], options: &WriteOptions) 
     debug_assert_eq!(major, 1);
     let (tag, value) = tree.into_parts();
     let map = match value {
-        Value::Map(m) => *m,
+        Value::Map(m) => m,
         Value::Null => Mapping::new(),
         other => {
             return Err(AsdfError::InvalidTree(format!(

@@ -40,7 +40,7 @@ fn walk(
             for (k, v) in m.iter() {
                 out.insert(k.clone(), walk(v, f, cache)?);
             }
-            Value::Map(Box::new(out))
+            Value::Map(out)
         }
         other => other.clone(),
     };
