@@ -5,8 +5,9 @@
 //! text. It understands what PyYAML and this crate's emitter write: block mappings and sequences
 //! (compact `- a: 1` and indentless `key:\n- x` forms), flow collections over several lines,
 //! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
-//! tags through `%TAG` handles, anchors, aliases and comments. At anything else — block scalars
-//! (`|`, `>`), explicit keys, tabs in indentation, carriage returns, a second document, verbatim
+//! literal and folded block scalars (`|`, `>`, with or without a chomping indicator), tags through
+//! `%TAG` handles, anchors, aliases and comments. At anything else — block scalars with an
+//! indentation indicator or unusual indentation, explicit keys, tabs, carriage returns, a second document, verbatim
 //! or percent-escaped tags, and every error — it stops with a [`Bail`], and the caller parses the
 //! whole text with the reference parser, which therefore decides every error message and every
 //! rare construct. The differential tests hold the two parsers to the same events and trees.
@@ -485,6 +486,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.scalar(text, style, props, at)?;
                 self.line_end()
             }
+            Some(b'|' | b'>') => self.block_scalar(parent, props),
             Some(c) if self.plain_start(c, false) => self.plain_node(parent, props, compact, col),
             _ => self.bail("a construct the fast parser leaves to the reference parser"),
         }
@@ -815,6 +817,158 @@ fn trim_end(b: &[u8], start: usize, mut end: usize) -> usize {
         end -= 1;
     }
     end
+}
+
+// ---- block scalars -------------------------------------------------------------------------------
+
+/// What a block scalar keeps of its final line breaks: `-` none, by default one, `+` all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Chomp {
+    Strip,
+    Clip,
+    Keep,
+}
+
+/// The lines of a block scalar: each content line without its indentation, `""` for an empty
+/// line, and the byte offset where the scalar's text ends (the start of the first line after it).
+struct BlockLines<'t> {
+    lines: Vec<&'t str>,
+    end: usize,
+}
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    /// A literal (`|`) or folded (`>`) block scalar whose header is at the position, after its
+    /// key, `- ` or `---` on the same line; the content lines are indented past `parent`. Left to
+    /// the reference parser: indentation indicators, a header alone on its line, an empty
+    /// scalar, lines of spaces longer than the indentation, more-indented lines of a folded
+    /// scalar, and text that ends without a line break.
+    fn block_scalar(&mut self, parent: isize, props: Props) -> R<Next> {
+        let at = self.pos;
+        let own_line = (self.b.get(self.line_start..self.pos))
+            .is_none_or(|before| before.iter().all(|&c| c == b' '));
+        if own_line {
+            return self.bail("a block scalar header alone on its line");
+        }
+        let folded = self.b[at] == b'>';
+        let chomp = match self.peek_at(at + 1) {
+            Some(b'-') => Chomp::Strip,
+            Some(b'+') => Chomp::Keep,
+            _ => Chomp::Clip,
+        };
+        self.pos = at + if chomp == Chomp::Clip { 1 } else { 2 };
+        if !self.blank_at(self.pos) {
+            return self.bail("a block scalar header with an indentation indicator");
+        }
+        self.skip_ws();
+        if !self.at_line_end() {
+            return self.bail("text after a block scalar header");
+        }
+        let BlockLines { lines, end } = self.block_lines(parent)?;
+        let Some(last) = lines.iter().rposition(|l| !l.is_empty()) else {
+            return self.bail("an empty block scalar");
+        };
+        let mut text = if folded {
+            fold_lines(&lines[..=last]).ok_or(Bail {
+                offset: at,
+                reason: "a more-indented line in a folded block scalar",
+            })?
+        } else {
+            lines[..=last].join("\n")
+        };
+        match chomp {
+            Chomp::Strip => {}
+            Chomp::Clip => text.push('\n'),
+            Chomp::Keep => text.extend(std::iter::repeat_n('\n', lines.len() - last)),
+        }
+        let style = if folded {
+            ScalarStyle::Folded
+        } else {
+            ScalarStyle::Literal
+        };
+        self.scalar(Cow::Owned(text), style, props, at)?;
+        if end >= self.b.len() {
+            self.pos = self.b.len();
+            return Ok(None);
+        }
+        // At the line break before the next line, as after any node.
+        self.pos = end - 1;
+        self.next_line()
+    }
+
+    /// The lines after the header line (the position is at its end) that belong to a block
+    /// scalar indented past `parent`: from the first content line on, every line indented at
+    /// least as far as it, or empty.
+    fn block_lines(&self, parent: isize) -> R<BlockLines<'t>> {
+        let Some(nl) = memchr(b'\n', &self.b[self.pos..]) else {
+            return self.bail("a block scalar without content");
+        };
+        let mut lines = Vec::new();
+        let mut indent: Option<usize> = None;
+        let mut leading = 0;
+        let mut i = self.pos + nl + 1;
+        while i < self.b.len() {
+            let line_end = memchr(b'\n', &self.b[i..]).map_or(self.b.len(), |k| i + k);
+            let spaces = self.b[i..line_end]
+                .iter()
+                .take_while(|&&c| c == b' ')
+                .count();
+            let blank = i + spaces == line_end;
+            let after = indent.is_some_and(|n| !blank && spaces < n);
+            if line_end == self.b.len() && !after {
+                return self.bail("a block scalar at the end of text without a line break");
+            }
+            match indent {
+                None if blank => {
+                    leading = leading.max(spaces);
+                    lines.push("");
+                }
+                None => {
+                    if spaces as isize <= parent || spaces == 0 || leading > spaces {
+                        return self.bail("a block scalar's first line indented unusually");
+                    }
+                    indent = Some(spaces);
+                    lines.push(&self.text[i + spaces..line_end]);
+                }
+                Some(n) if blank && spaces > n => {
+                    return self.bail("a line of spaces longer than a block scalar's indentation")
+                }
+                Some(_) if blank => lines.push(""),
+                Some(n) if spaces < n => return Ok(BlockLines { lines, end: i }),
+                Some(n) => lines.push(&self.text[i + n..line_end]),
+            }
+            i = line_end + 1;
+        }
+        Ok(BlockLines {
+            lines,
+            end: self.b.len(),
+        })
+    }
+}
+
+/// The folded text of a block scalar's lines (through its last content line): a line break
+/// between two content lines becomes a space, each empty line a line break. `None` for a
+/// more-indented line, whose breaks folding keeps (left to the reference parser).
+fn fold_lines(lines: &[&str]) -> Option<String> {
+    let mut out = String::new();
+    let mut started = false;
+    let mut breaks = 0;
+    for line in lines {
+        if line.is_empty() {
+            breaks += 1;
+            continue;
+        }
+        if line.starts_with(' ') {
+            return None;
+        }
+        if started && breaks == 0 {
+            out.push(' ');
+        }
+        out.extend(std::iter::repeat_n('\n', breaks));
+        out.push_str(line);
+        started = true;
+        breaks = 0;
+    }
+    Some(out)
 }
 
 // ---- quoted scalars ------------------------------------------------------------------------------

@@ -241,6 +241,57 @@ fn edge_cases_parse_identically() {
     );
 }
 
+/// Block scalars the fast parser reads itself (each must give the reference tree), then the
+/// forms it leaves to the reference parser (each must still give the reference result).
+#[test]
+fn block_scalars_parse_identically() {
+    let read = [
+        "a: |\n  literal\n  text\nb: >-\n  folded\n  text\n",
+        "a: |\n  one\n\n  two\n\n\nb: 1\n",
+        "a: |-\n  strip\n\n\nb: 1\n",
+        "a: |+\n  keep\n\n\nb: 1\n",
+        "a: |+\n  keep at the end\n\n",
+        "a: >\n  folded\n  over\n\n  paragraphs\n\n\n  and more\nb: 1\n",
+        "a: >+\n  kept\n\n",
+        "a: |\n\n  leading blank\nb: 1\n",
+        "a: >\n\n\n  leading blanks\n",
+        "a: |\n  keeps   trailing spaces   \n    and more indentation\n  back\n",
+        "a: | # a comment\n  text\n# after\nb: 1\n",
+        "a: |\n    deep # not a comment\n    #nor this\n  # but this is\nb: 1\n",
+        "- |\n  item\n- >\n  folded item\n- plain\n",
+        "- a: |\n    in a compact mapping\n  b: 2\n",
+        "top:\n  nested: |\n    x\n  other: 1\n",
+        "a: !!str |\n  tagged\nb: &x >\n  anchored\nc: *x\n",
+        "a: !custom |\n  tagged\n",
+        "--- |\n  root\n",
+        "a: |\n  é ü 名前\n  \u{2028}x\n",
+        "a: |\n  x\n...\n",
+        "a: |\n  text\nb: 1",
+    ];
+    for text in read {
+        assert!(check(text), "the fast parser should read:\n{text}");
+    }
+    let left = [
+        "a: |2\n   indicator\n",
+        "a: |-1\n  x\n",
+        "a:\n  |\n  own line\n",
+        "a: |\nb: 1\n",
+        "a: |\n",
+        "a: |\n  \n     \n  x\n",
+        "a: |\n  x\n     \n  y\n",
+        "a: >\n  x\n    more indented\n  y\n",
+        "a: |\n  no final break",
+        "a: |x\n  y\n",
+        "a: | text\n  y\n",
+        "a: [|\n  x]\n",
+        "a: |\n\tx\n",
+        "a: |\n  x\n b: 1\n",
+    ];
+    for text in left {
+        check(text);
+    }
+}
+
 #[test]
 fn deep_nesting_parses_identically() {
     // Around the fast parser's own depth bound (96) and the default limit (512).
