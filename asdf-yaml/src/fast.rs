@@ -1201,6 +1201,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     .peek_at(i + 1)
                     .is_none_or(|n| is_ws(n) || n == b'\n' || is_flow_indicator(n)),
                 b'#' => i > start && is_ws(b[i - 1]),
+                // The reference parser refuses a word `-` before a flow indicator (`[a -]`):
+                // stopping here leaves the `-` to the caller, which hands the text over.
+                b'-' => {
+                    i > start
+                        && is_ws(b[i - 1])
+                        && self.peek_at(i + 1).is_some_and(is_flow_indicator)
+                }
                 _ => false,
             };
             if stop {

@@ -225,6 +225,9 @@ const CASES: &[&str] = &[
     "a: 1\n\u{feff}b: 2\n",
     "a: x\u{7f}\u{80}\u{9f}\u{fffe}y\n",
     "*x : alias key\n",
+    // Found by the yaml_differential fuzz target: a word `-` before a flow indicator.
+    "a: [12 -,7218, 0]\n",
+    "a: [x -]\nb: {k: y -}\nc: [x -y, z - w]\n",
 ];
 
 #[test]
