@@ -7,10 +7,11 @@
 //! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
 //! literal and folded block scalars (`|`, `>`, with or without a chomping indicator), tags through
 //! `%TAG` handles, anchors, aliases and comments. At anything else — block scalars with an
-//! indentation indicator or unusual indentation, explicit keys, tabs, carriage returns, a second document, verbatim
-//! or percent-escaped tags, and every error — it stops with a [`Bail`], and the caller parses the
-//! whole text with the reference parser, which therefore decides every error message and every
-//! rare construct. The differential tests hold the two parsers to the same events and trees.
+//! indentation indicator or unusual indentation, explicit keys, tabs, carriage returns, a second
+//! document, verbatim or percent-escaped tags, and every error — it stops with a [`Bail`], and
+//! the caller parses the whole text with the reference parser, which therefore decides every
+//! error message and every rare construct. The differential tests hold the two parsers to the
+//! same events and trees.
 //!
 //! Speed comes from working on bytes (every structural character is ASCII), scanning with
 //! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
