@@ -16,6 +16,9 @@ use crate::read::{read_array, ReadOptions};
 use crate::store::{check_size, write_atomic, BlobSink, BlobStore};
 use crate::write::{write_array, WriteOptions};
 
+/// The archive of an [`AwkdFile`], locked for one entry's read.
+type ArchiveGuard<'a> = std::sync::MutexGuard<'a, ZipArchive<Box<dyn ReadSeek>>>;
+
 /// An `.awkd` file opened for reading. Several arrays can live in one file; each is a schema
 /// entry `<name>.json` plus blob entries `<name>-<id>.raw` (the anonymous array `""` uses
 /// `.json` and `<id>.raw`). Stored and deflated entries are read; sizes are checked against the
@@ -57,6 +60,16 @@ pub(crate) struct EntrySize {
 }
 
 impl AwkdFile {
+    /// The locked archive and the index of entry `name` in it (`None` when there is no such
+    /// entry).
+    fn locate(&self, name: &str) -> Result<Option<(ArchiveGuard<'_>, usize)>> {
+        let ar = self
+            .archive
+            .lock()
+            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
+        Ok(ar.index_for_name(name).map(|ix| (ar, ix)))
+    }
+
     /// Runs `f` on entry `name`'s decompressed bytes and its declared (decompressed, stored)
     /// sizes (`None` when there is no such entry); stored and deflated entries only.
     pub(crate) fn with_entry<T>(
@@ -64,11 +77,7 @@ impl AwkdFile {
         name: &str,
         f: impl FnOnce(&mut dyn Read, EntrySize) -> Result<T>,
     ) -> Result<Option<T>> {
-        let mut ar = self
-            .archive
-            .lock()
-            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
-        let Some(ix) = ar.index_for_name(name) else {
+        let Some((mut ar, ix)) = self.locate(name)? else {
             return Ok(None);
         };
         let mut entry = ar.by_index(ix).map_err(|e| zip_err(&self.path, e))?;
@@ -214,11 +223,7 @@ impl BlobStore for AwkdFile {
     }
 
     fn size(&self, name: &str) -> Result<Option<u64>> {
-        let mut ar = self
-            .archive
-            .lock()
-            .map_err(|_| zip_err(&self.path, "archive lock poisoned"))?;
-        let Some(ix) = ar.index_for_name(name) else {
+        let Some((mut ar, ix)) = self.locate(name)? else {
             return Ok(None);
         };
         let f = ar.by_index_raw(ix).map_err(|e| zip_err(&self.path, e))?;
