@@ -328,10 +328,6 @@ pub const MAX_TAG_BYTES: usize = 1024;
 /// documents use a few dozen tags.
 pub const MAX_TAG_TOTAL_BYTES: usize = 16 << 20;
 
-/// Strings up to this length are shared with their earlier copies wherever they appear (longer
-/// ones only as mapping keys): enums, units and names repeat, long texts rarely do.
-const SHORT_STRING: usize = 16;
-
 /// Byte offset of character index `idx` in `text`.
 fn byte_offset(text: &str, idx: usize) -> usize {
     text.char_indices().nth(idx).map_or(text.len(), |(b, _)| b)
@@ -728,8 +724,9 @@ impl<'t> Builder<'t> {
         Ok(node)
     }
 
-    /// A string scalar. Mapping keys and short strings come from the interner, so the keys of a
-    /// table's rows and its repeated values are stored once.
+    /// A string scalar. Short text (enums, units, names: up to `Str::INLINE_CAPACITY` bytes) is
+    /// held inside the `Str`; longer mapping keys come from the interner, so the keys of a
+    /// table's rows are stored once; long values, which rarely repeat, are stored as they come.
     fn string(&mut self, text: &str) -> Node {
         let key = matches!(
             self.stack.last(),
@@ -738,7 +735,7 @@ impl<'t> Builder<'t> {
                 ..
             })
         );
-        Node::from(if key || text.len() <= SHORT_STRING {
+        Node::from(if key {
             self.strings.get(text)
         } else {
             Str::from(text)
@@ -939,16 +936,19 @@ pub(crate) fn dedup(entries: ThinVec<(Node, Node)>) -> Mapping {
     // Work on indices first (keys borrowed from `entries`), then move. `slot[i]` is the index
     // of the first entry with entry `i`'s key.
     let mut slot = Vec::with_capacity(entries.len());
+    let mut repeats = false;
     {
         let hasher = foldhash::fast::RandomState::default();
         let mut seen: HashMap<KeyId<'_>, usize, _> =
             HashMap::with_capacity_and_hasher(entries.len(), hasher);
         for (i, (k, _)) in entries.iter().enumerate() {
-            slot.push(key_id(k).map_or(i, |id| *seen.entry(id).or_insert(i)));
+            let first = key_id(k).map_or(i, |id| *seen.entry(id).or_insert(i));
+            repeats |= first != i;
+            slot.push(first);
         }
     }
     // Big mappings almost never repeat a key: then the entries stay where they are.
-    if slot.iter().enumerate().all(|(i, &first)| first == i) {
+    if !repeats {
         return Mapping::from_unique(entries);
     }
     let mut out: ThinVec<(Node, Node)> = ThinVec::with_capacity(entries.len());
