@@ -1,10 +1,10 @@
 //! The key index of a large [`Mapping`](crate::Mapping), built on its first lookup.
 //!
-//! A mapping is two words (its entries and this index) so that it fits in a
-//! [`Value`](crate::Value) without a box of its own. The index is one atomic pointer, set at most
-//! once through `&self` (lookups take `&self`), read freely, and changed or dropped through
-//! `&mut self`. This and `text.rs` are the crate's only modules with `unsafe` code; each block has
-//! its `SAFETY:` argument and the tests at the end exercise them (also under Miri).
+//! The index sits in the header of the mapping's entries (`entries.rs`), so a mapping is one
+//! word. It is one atomic pointer, set at most once through `&self` (lookups take `&self`), read
+//! freely, and changed or dropped through `&mut self`. This, `entries.rs` and `text.rs` are the
+//! crate's only modules with `unsafe` code; each block has its `SAFETY:` argument and the tests at
+//! the end exercise them (also under Miri).
 #![allow(unsafe_code)]
 
 use std::ptr;

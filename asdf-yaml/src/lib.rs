@@ -22,11 +22,13 @@
 //! assert_eq!(parse_str(&again).unwrap(), tree);
 //! ```
 
-// The exceptions are `text.rs` (`Str`'s two-word small-string representation) and `key_index.rs`
-// (a mapping's lazily built key index, one atomic pointer).
+// The exceptions are `text.rs` (`Str`'s two-word small-string representation), `entries.rs` (a
+// mapping's entries behind one pointer) and `key_index.rs` (a mapping's lazily built key index,
+// one atomic pointer).
 #![deny(unsafe_code)]
 
 mod document;
+mod entries;
 pub mod emit;
 mod error;
 mod fast;
@@ -46,3 +48,5 @@ pub use node::{Mapping, Node, Packed, PackedItems, Value};
 pub use parse::{Engine, Limits, ParseOptions, Warning, MAX_TAG_BYTES, MAX_TAG_TOTAL_BYTES};
 pub use reference::{join_uri, reference_target, resolve_references, NoExternal, RefResolver};
 pub use text::{Str, Tag};
+/// The one-word vector a [`Value::Seq`] holds (from the `thin-vec` crate).
+pub use thin_vec::ThinVec;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use thin_vec::ThinVec;
 
+use crate::entries::Entries;
 use crate::key_index::{KeyIndex, LazyIndex};
 use crate::text::{Str, Tag};
 
@@ -30,13 +31,14 @@ pub struct Node {
     value: Value,
 }
 
-// A tree is mostly nodes: a node is four words (a one-word tag, a three-word value), which the
-// payloads of `Value` are chosen to fit (`Str` and `Mapping` two words each).
+// A tree is mostly nodes: a node is three words, a one-word tag and a two-word value. A `Str`
+// is the one two-word payload, and the last byte of a `Str` has values no `Str` takes, which
+// hold the variant; every other payload is one word (rare ones are boxed for that).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(
-    std::mem::size_of::<Node>() == 32
-        && std::mem::size_of::<Value>() == 24
-        && std::mem::size_of::<Mapping>() == 16
+    std::mem::size_of::<Node>() == 24
+        && std::mem::size_of::<Value>() == 16
+        && std::mem::size_of::<Mapping>() == 8
 );
 
 /// The value of a [`Node`].
@@ -50,15 +52,16 @@ pub enum Value {
     /// An integer within the `i64` range.
     Int(i64),
     /// An integer beyond `i64` (also the upper half of the `u64` range): its exact decimal digits,
-    /// with a leading `-` when negative, for the `core/integer` layer to take.
-    BigInt(Str),
+    /// with a leading `-` when negative, for the `core/integer` layer to take. Boxed: big
+    /// integers are rare, and a `Value` has room for one two-word payload only, the `Str`.
+    BigInt(Box<Str>),
     /// A float (`1.5`, `1.0e+20`, `.inf`, `.nan`).
     Float(f64),
     /// A string (also the text of unknown-tagged scalars and of timestamps).
     Str(Str),
-    /// A sequence.
-    Seq(Vec<Node>),
-    /// A mapping, in insertion order (two words: it needs no box of its own).
+    /// A sequence (a [`ThinVec`]: one word, its length and capacity sit with the items).
+    Seq(ThinVec<Node>),
+    /// A mapping, in insertion order (one word: it needs no box of its own).
     Map(Mapping),
     /// A nested sequence of scalars held compactly by whoever built it (an inline array's numbers),
     /// written by the emitter as the equivalent [`Value::Seq`]s without a node per item. The
@@ -75,15 +78,14 @@ pub enum Value {
 /// An insertion-ordered mapping. Keys are nodes (normally strings; ints, bools and other scalars
 /// are allowed).
 ///
-/// Two words: the entries sit behind one pointer with their length and capacity (a `ThinVec`),
-/// so a mapping fits inside its [`Value`] and costs one allocation, not two.
+/// One word: the entries sit behind one pointer with their length, their capacity and the key
+/// index, so a mapping fits inside its [`Value`] and costs one allocation.
 #[derive(Clone, Default)]
 pub struct Mapping {
-    entries: ThinVec<(Node, Node)>,
-    /// Position of the first entry with each string key, built on the first lookup in a mapping
-    /// of at least [`INDEX_MIN`] entries (so lookups in 10 000-key trees are not quadratic),
-    /// kept up to date by appends and dropped by removals.
-    index: LazyIndex,
+    /// The entries, and with them the position of the first entry with each string key, built
+    /// on the first lookup in a mapping of at least [`INDEX_MIN`] entries (so lookups in
+    /// 10 000-key trees are not quadratic), kept up to date by appends and dropped by removals.
+    entries: Entries,
 }
 
 /// The string key of an entry, shared with the entry.
@@ -99,7 +101,7 @@ const INDEX_MIN: usize = 16;
 
 impl PartialEq for Mapping {
     fn eq(&self, other: &Mapping) -> bool {
-        self.entries == other.entries
+        *self.entries == *other.entries
     }
 }
 
@@ -127,7 +129,8 @@ impl Mapping {
                 .iter()
                 .position(|(k, _)| k.as_str() == Some(key));
         }
-        let index = self.index.get_or_init(|| {
+        let lazy = self.entries.index()?;
+        let index = lazy.get_or_init(|| {
             let mut m = KeyIndex::with_capacity_and_hasher(self.entries.len(), Default::default());
             for (i, (k, _)) in self.entries.iter().enumerate() {
                 if let Some(s) = str_key(k) {
@@ -141,8 +144,10 @@ impl Mapping {
 
     /// Records a newly appended entry in the index, if the index exists.
     fn indexed_push(&mut self, key: Node, value: Node) {
-        if let (Some(index), Some(s)) = (self.index.get_mut(), str_key(&key)) {
-            index.entry(s.clone()).or_insert(self.entries.len());
+        let len = self.entries.len();
+        let index = self.entries.index_mut().and_then(LazyIndex::get_mut);
+        if let (Some(index), Some(s)) = (index, str_key(&key)) {
+            index.entry(s.clone()).or_insert(len);
         }
         self.entries.push((key, value));
     }
@@ -194,19 +199,18 @@ impl Mapping {
     }
 
     /// A mapping of `entries` as they are (the caller guarantees the keys are unique).
-    pub(crate) fn from_unique(entries: ThinVec<(Node, Node)>) -> Mapping {
-        Mapping {
-            entries,
-            index: LazyIndex::default(),
-        }
+    pub(crate) fn from_unique(entries: Entries) -> Mapping {
+        Mapping { entries }
     }
 
     /// Removes the entry whose key is the string `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         let i = self.position(key)?;
         // Later positions shift: the index is rebuilt on the next lookup.
-        self.index.take();
-        Some(self.entries.remove(i).1)
+        if let Some(index) = self.entries.index_mut() {
+            index.take();
+        }
+        self.entries.remove(i).map(|(_, v)| v)
     }
 
     /// Whether an entry has the string key `key`.
@@ -274,9 +278,9 @@ impl<K: Into<Node>, V: Into<Node>> FromIterator<(K, V)> for Mapping {
 
 impl IntoIterator for Mapping {
     type Item = (Node, Node);
-    type IntoIter = thin_vec::IntoIter<(Node, Node)>;
+    type IntoIter = std::vec::IntoIter<(Node, Node)>;
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
+        self.entries.into_vec().into_iter()
     }
 }
 
@@ -312,7 +316,7 @@ impl Node {
     /// A packed nested sequence ([`Value::Packed`]) of `items`. Its shape needs at least one
     /// level: the emitter refuses one without.
     pub fn packed(items: impl crate::PackedItems + 'static) -> Node {
-        Node::new(Value::Packed(std::sync::Arc::new(items)))
+        Node::new(Value::Packed(Packed::new(Arc::new(items))))
     }
 
     /// This node with every [`Value::Packed`] in it replaced by the nested sequence nodes it
@@ -347,7 +351,7 @@ impl Node {
         };
         Some(match crate::resolve::construct_int(&signed)? {
             crate::resolve::IntValue::Small(v) => Node::from(v),
-            crate::resolve::IntValue::Big(s) => Node::new(Value::BigInt(Str::from(s))),
+            crate::resolve::IntValue::Big(s) => Node::new(Value::BigInt(Box::new(Str::from(s)))),
         })
     }
 
@@ -548,7 +552,7 @@ impl Node {
     }
 
     /// The items of a sequence, mutable (copy on write through sharing).
-    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+    pub fn as_seq_mut(&mut self) -> Option<&mut ThinVec<Node>> {
         match self.value_mut() {
             Value::Seq(s) => Some(s),
             _ => None,
@@ -754,7 +758,7 @@ impl From<u64> for Node {
     fn from(v: u64) -> Node {
         match i64::try_from(v) {
             Ok(i) => Node::new(Value::Int(i)),
-            Err(_) => Node::new(Value::BigInt(Str::from(v.to_string()))),
+            Err(_) => Node::new(Value::BigInt(Box::new(Str::from(v.to_string())))),
         }
     }
 }
@@ -775,7 +779,7 @@ impl From<i128> for Node {
     fn from(v: i128) -> Node {
         match i64::try_from(v) {
             Ok(i) => Node::new(Value::Int(i)),
-            Err(_) => Node::new(Value::BigInt(Str::from(v.to_string()))),
+            Err(_) => Node::new(Value::BigInt(Box::new(Str::from(v.to_string())))),
         }
     }
 }
@@ -812,7 +816,7 @@ impl From<Str> for Node {
 
 impl From<Vec<Node>> for Node {
     fn from(v: Vec<Node>) -> Node {
-        Node::new(Value::Seq(v))
+        Node::new(Value::Seq(v.into()))
     }
 }
 
@@ -872,8 +876,8 @@ fn identical(
 // Packed sequences: the scalars of a nested sequence held compactly by whoever built them.
 // They are part of the value model (a `Value` variant), so they live beside it.
 //
-// An inline array of a million numbers as ordinary nodes costs a `Node` per number (32 bytes
-// each, 4× an 8-byte float, 32× a byte). A writer that already holds the numbers in a typed
+// An inline array of a million numbers as ordinary nodes costs a `Node` per number (24 bytes
+// each, 3× an 8-byte float, 24× a byte). A writer that already holds the numbers in a typed
 // buffer puts one `Value::Packed` in the tree instead; the emitter writes it exactly as it
 // writes the equivalent nested sequences of scalar nodes, one item at a time, so no node per item
 // ever exists at once. The parser never produces one: a parsed tree holds `Value::Seq`s.
@@ -905,8 +909,38 @@ pub trait PackedItems: Send + Sync {
     fn item(&self, index: usize) -> Node;
 }
 
-/// A packed sequence as stored in a [`Value::Packed`].
-pub type Packed = Arc<dyn PackedItems>;
+/// A packed sequence as stored in a [`Value::Packed`]: a shared [`PackedItems`], one word wide
+/// (the `Arc` of the trait object is boxed: packed sequences are few and large, nodes many).
+#[derive(Clone)]
+pub struct Packed(Box<Arc<dyn PackedItems>>);
+
+impl Packed {
+    /// Wraps shared packed items ([`Node::packed`] does this for items it owns).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use asdf_yaml::{Node, Packed, PackedItems, Value};
+    /// struct Ones(Vec<usize>);
+    /// impl PackedItems for Ones {
+    ///     fn shape(&self) -> &[usize] { &self.0 }
+    ///     fn item(&self, _: usize) -> Node { Node::from(1) }
+    /// }
+    /// let items: Arc<dyn PackedItems> = Arc::new(Ones(vec![2]));
+    /// let node = Node::new(Value::Packed(Packed::new(items.clone())));
+    /// assert_eq!(node, Node::sequence([1, 1]));
+    /// assert_eq!(Arc::strong_count(&items), 2);
+    /// ```
+    pub fn new(items: Arc<dyn PackedItems>) -> Packed {
+        Packed(Box::new(items))
+    }
+}
+
+impl std::ops::Deref for Packed {
+    type Target = dyn PackedItems;
+    fn deref(&self) -> &(dyn PackedItems + 'static) {
+        &**self.0
+    }
+}
 
 /// The number of items of `p` (the product of its shape, saturating).
 pub(crate) fn count(p: &dyn PackedItems) -> usize {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
-use thin_vec::ThinVec;
+use crate::entries::Entries;
 
 use crate::error::{Error, Location, Result};
 use crate::fast::{Bail, Sink};
@@ -549,7 +549,7 @@ impl<'t> Builder<'t> {
                 merge_size,
                 ..
             } => {
-                let entries: ThinVec<(Node, Node)> = self.pairs.drain(start..).collect();
+                let entries: Entries = self.pairs.drain(start..).collect();
                 let entries = if merges.is_empty() {
                     entries
                 } else {
@@ -593,16 +593,16 @@ impl<'t> Builder<'t> {
     /// mappings win), the mapping's own entries override them.
     fn flatten_merges(
         &self,
-        entries: ThinVec<(Node, Node)>,
+        entries: Entries,
         merges: &[usize],
         start: &Marker,
-    ) -> Result<ThinVec<(Node, Node)>> {
-        let mut merged = ThinVec::new();
+    ) -> Result<Entries> {
+        let mut merged = Entries::default();
         let mut own = Vec::new();
         let bad = || Error::InvalidMerge {
             location: self.loc(start),
         };
-        for (i, (k, v)) in entries.into_iter().enumerate() {
+        for (i, (k, v)) in entries.into_vec().into_iter().enumerate() {
             if !merges.contains(&i) {
                 own.push((k, v));
                 continue;
@@ -670,7 +670,7 @@ impl<'t> Builder<'t> {
         };
         let int_node = |v: IntValue| match v {
             IntValue::Small(i) => Value::Int(i),
-            IntValue::Big(s) => Value::BigInt(Str::from(s)),
+            IntValue::Big(s) => Value::BigInt(Box::new(Str::from(s))),
         };
         let construct_int = |text: &str, this: &Self| {
             let digits = crate::resolve::int_digits(text);
@@ -919,7 +919,7 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
 
 /// Later duplicates replace the value of the first occurrence, which keeps its position (what a
 /// Python dict built by PyYAML does).
-pub(crate) fn dedup(entries: ThinVec<(Node, Node)>) -> Mapping {
+pub(crate) fn dedup(entries: Entries) -> Mapping {
     if entries.len() <= 16 {
         // Small mappings (nearly all of them): compare keys pairwise, without allocating.
         let unique = (1..entries.len()).all(|i| {
@@ -951,9 +951,9 @@ pub(crate) fn dedup(entries: ThinVec<(Node, Node)>) -> Mapping {
     if !repeats {
         return Mapping::from_unique(entries);
     }
-    let mut out: ThinVec<(Node, Node)> = ThinVec::with_capacity(entries.len());
+    let mut out = Entries::with_capacity(entries.len());
     let mut index_of_first: HashMap<usize, usize> = HashMap::new();
-    for (i, (k, v)) in entries.into_iter().enumerate() {
+    for (i, (k, v)) in entries.into_vec().into_iter().enumerate() {
         let first = slot[i];
         if first == i {
             index_of_first.insert(i, out.len());

@@ -119,7 +119,8 @@ pub fn push_token(path: &mut String, token: &str) {
 pub fn push_key(path: &mut String, key: &Node) {
     use std::fmt::Write;
     match key.value() {
-        Value::Str(s) | Value::BigInt(s) => push_token(path, s),
+        Value::Str(s) => push_token(path, s),
+        Value::BigInt(s) => push_token(path, s),
         Value::Int(i) => {
             let _ = write!(path, "/{i}");
         }

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use thin_vec::ThinVec;
+
 use crate::error::{Error, Result};
 use crate::node::{Mapping, Node, Value};
 use crate::parse::Limits;
@@ -250,7 +252,7 @@ impl Resolver<'_> {
         self.count()?;
         let value = match node.value() {
             Value::Seq(items) => {
-                let mut out = Vec::with_capacity(items.len());
+                let mut out = ThinVec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let len = path.len();
                     path.push_str(&format!("/{i}"));

@@ -27,12 +27,53 @@ pub(crate) const SPLIT_MIN_BYTES: usize = 1 << 20;
 /// A mapping is split when it holds at least this share of the document's bytes.
 const DESCEND_SHARE: f64 = 0.5;
 
-/// One line of the document body.
-struct Line {
-    start: usize,
-    end: usize,
+/// The lines of the document body, each packed into one word (the text of a million-line tree
+/// is cut into lines before any of it is parsed: they should not outweigh the tree). Line `i`
+/// runs from `start(i)` to `start(i + 1)`; a last entry marks the end of the body.
+struct Lines(Vec<u64>);
+
+/// Bits of a packed line that hold its start; the 16 above hold its indentation.
+const START_BITS: u32 = 48;
+/// The packed indentation of blank and comment-only lines.
+const NO_INDENT: u64 = 0xffff;
+
+impl Lines {
+    /// Packs a line starting at byte `start` with `indent` leading spaces (`None` for blank
+    /// and comment-only lines); `None` when either does not fit (the serial parser takes such
+    /// texts).
+    fn pack(start: usize, indent: Option<usize>) -> Option<u64> {
+        let start = u64::try_from(start).ok().filter(|&s| s < 1 << START_BITS)?;
+        let indent = match indent {
+            None => NO_INDENT,
+            Some(n) => u64::try_from(n).ok().filter(|&n| n < NO_INDENT)?,
+        };
+        Some(start | indent << START_BITS)
+    }
+
+    /// Number of lines.
+    fn len(&self) -> usize {
+        self.0.len().saturating_sub(1)
+    }
+
+    fn start(&self, i: usize) -> usize {
+        (self.0[i] & ((1 << START_BITS) - 1)) as usize
+    }
+
+    /// Where line `i` ends (its line break included).
+    fn end(&self, i: usize) -> usize {
+        self.start(i + 1)
+    }
+
     /// Leading spaces; `None` for blank and comment-only lines.
-    indent: Option<usize>,
+    fn indent(&self, i: usize) -> Option<usize> {
+        let n = self.0[i] >> START_BITS;
+        (n != NO_INDENT).then_some(n as usize)
+    }
+
+    /// The text of line `i`.
+    fn text<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        &text[self.start(i)..self.end(i)]
+    }
 }
 
 /// Parses `text` by pieces on the rayon pool; `None` when the text does not qualify or any
@@ -68,8 +109,12 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         })
         .collect();
     let mut skeleton = build(&skeleton, 0, options).ok()?;
-    let mut entries = thin_vec::ThinVec::new();
-    let mut items = Vec::new();
+    // The joined collection is allocated once, at its final size.
+    let total = pieces.iter().flatten().map(|p| p.root.len()).sum();
+    let (mut entries, mut items) = match plan.seq {
+        true => (Default::default(), thin_vec::ThinVec::with_capacity(total)),
+        false => (crate::entries::Entries::with_capacity(total), Default::default()),
+    };
     let mut alias_nodes = skeleton.alias_nodes;
     let mut alias_bytes = skeleton.alias_bytes;
     for piece in pieces {
@@ -121,8 +166,9 @@ impl Plan {
     }
 }
 
-fn lines(text: &str, from: usize) -> Vec<Line> {
-    let mut out = Vec::new();
+fn lines(text: &str, from: usize) -> Option<Lines> {
+    let count = memchr::memchr_iter(b'\n', &text.as_bytes()[from..]).count();
+    let mut out = Vec::with_capacity(count + 2);
     let mut start = from;
     while start < text.len() {
         let end = memchr_newline(&text.as_bytes()[start..]).map_or(text.len(), |i| start + i + 1);
@@ -133,10 +179,11 @@ fn lines(text: &str, from: usize) -> Vec<Line> {
         } else {
             Some(line.len() - content.len())
         };
-        out.push(Line { start, end, indent });
+        out.push(Lines::pack(start, indent)?);
         start = end;
     }
-    out
+    out.push(Lines::pack(start, None)?);
+    Some(Lines(out))
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
@@ -176,7 +223,7 @@ fn plain_key(line: &str) -> Option<(&str, bool)> {
 /// bytes while it holds more than [`DESCEND_SHARE`] of its parent's.
 fn plan(text: &str) -> Option<Plan> {
     let (document_start, all) = document_lines(text)?;
-    let body = &all[..];
+    let body = &all;
     let mut path = Vec::new();
     let mut range = 0..body.len();
     let mut indent = 0usize;
@@ -184,7 +231,7 @@ fn plan(text: &str) -> Option<Plan> {
         let starts = entry_starts(text, body, range.clone(), indent)?;
         let keys: Vec<(&str, bool)> = starts
             .iter()
-            .map(|&i| plain_key(text[body[i].start..body[i].end].trim_start_matches(' ')))
+            .map(|&i| plain_key(body.text(text, i).trim_start_matches(' ')))
             .collect::<Option<_>>()?;
         let total = byte_len(body, range.clone());
         let spans: Vec<std::ops::Range<usize>> = starts
@@ -203,10 +250,10 @@ fn plan(text: &str) -> Option<Plan> {
             // The value is the lines under the key: split it if it is a block sequence,
             // descend into it if it is a block mapping.
             let inner = span.start + 1..span.end;
-            let first = inner.clone().find(|&i| body[i].indent.is_some())?;
-            let child_indent = body[first].indent?;
+            let first = inner.clone().find(|&i| body.indent(i).is_some())?;
+            let child_indent = body.indent(first)?;
             path.push(key.to_string());
-            if is_seq_entry(text, &body[first]) && child_indent >= indent {
+            if is_seq_entry(body.text(text, first)) && child_indent >= indent {
                 let doc = Doc {
                     text,
                     body,
@@ -242,7 +289,7 @@ fn plan(text: &str) -> Option<Plan> {
 /// The byte offset of the document's `---` line, and the lines of its body (up to a `...` or
 /// `---` line); `None` when anything but directives, comments and blank lines comes before the
 /// `---` line, or a body line starts with a tab.
-fn document_lines(text: &str) -> Option<(usize, Vec<Line>)> {
+fn document_lines(text: &str) -> Option<(usize, Lines)> {
     // The document starts at the first line beginning with `---`; only one document.
     let mut document_start = None;
     let mut pos = 0;
@@ -261,17 +308,16 @@ fn document_lines(text: &str) -> Option<(usize, Vec<Line>)> {
     let document_start = document_start?;
     let header_end =
         memchr_newline(&text.as_bytes()[document_start..]).map(|i| document_start + i + 1)?;
-    let mut all = lines(text, header_end);
-    // The body ends at a `...` or `---` line.
-    let body_len = all
-        .iter()
-        .position(|l| {
-            let s = &text[l.start..l.end];
+    let mut all = lines(text, header_end)?;
+    // The body ends at a `...` or `---` line (whose start stays, as the end of the body).
+    let body_len = (0..all.len())
+        .find(|&i| {
+            let s = all.text(text, i);
             s.starts_with("...") || s.starts_with("---")
         })
         .unwrap_or(all.len());
-    all.truncate(body_len);
-    if all.iter().any(|l| text[l.start..l.end].starts_with('\t')) {
+    all.0.truncate(body_len + 1);
+    if (0..all.len()).any(|i| all.text(text, i).starts_with('\t')) {
         return None;
     }
     Some((document_start, all))
@@ -281,16 +327,16 @@ fn document_lines(text: &str) -> Option<(usize, Vec<Line>)> {
 /// line is deeper (continuing an entry) or an indentless sequence under the entry above.
 fn entry_starts(
     text: &str,
-    body: &[Line],
+    body: &Lines,
     range: std::ops::Range<usize>,
     indent: usize,
 ) -> Option<Vec<usize>> {
     let mut starts = Vec::new();
     for i in range {
-        match body[i].indent {
+        match body.indent(i) {
             None => {}
             // An indentless sequence: the value of the entry above.
-            Some(n) if n == indent && !starts.is_empty() && is_seq_entry(text, &body[i]) => {}
+            Some(n) if n == indent && !starts.is_empty() && is_seq_entry(body.text(text, i)) => {}
             Some(n) if n == indent => starts.push(i),
             // Deeper lines continue an entry: there must be one.
             Some(n) if n > indent && starts.is_empty() => return None,
@@ -302,10 +348,8 @@ fn entry_starts(
 }
 
 /// Whether a line is a block sequence entry (`-` alone or followed by a space).
-fn is_seq_entry(text: &str, line: &Line) -> bool {
-    let s = text[line.start..line.end]
-        .trim_start_matches(' ')
-        .trim_end_matches(['\n', '\r']);
+fn is_seq_entry(line: &str) -> bool {
+    let s = line.trim_start_matches(' ').trim_end_matches(['\n', '\r']);
     s == "-" || s.starts_with("- ")
 }
 
@@ -318,9 +362,9 @@ fn seq_plan(
 ) -> Option<Plan> {
     let mut starts = Vec::new();
     for i in range.clone() {
-        match doc.body[i].indent {
+        match doc.body.indent(i) {
             None => {}
-            Some(n) if n == indent && is_seq_entry(doc.text, &doc.body[i]) => starts.push(i),
+            Some(n) if n == indent && is_seq_entry(doc.body.text(doc.text, i)) => starts.push(i),
             Some(n) if n > indent && !starts.is_empty() => {}
             _ => return None,
         }
@@ -339,7 +383,7 @@ fn seq_plan(
 /// The document being planned: its text, its body lines and where its `---` line starts.
 struct Doc<'a> {
     text: &'a str,
-    body: &'a [Line],
+    body: &'a Lines,
     start: usize,
 }
 
@@ -359,12 +403,12 @@ fn cut(doc: &Doc<'_>, entries: Entries, path: Vec<String>, seq: bool) -> Option<
         starts,
         indent,
     } = entries;
-    let region = body[range.start].start..body[range.end - 1].end;
+    let region = body.start(range.start)..body.end(range.end - 1);
     let pieces = (rayon::current_num_threads() * 4).max(2);
     let target = region.len() / pieces;
     let mut cuts = vec![region.start];
     for &s in &starts[1..] {
-        let at = body[s].start;
+        let at = body.start(s);
         if at - cuts[cuts.len() - 1] >= target {
             cuts.push(at);
         }
@@ -387,11 +431,11 @@ fn cut(doc: &Doc<'_>, entries: Entries, path: Vec<String>, seq: bool) -> Option<
     })
 }
 
-fn byte_len(body: &[Line], range: std::ops::Range<usize>) -> usize {
+fn byte_len(body: &Lines, range: std::ops::Range<usize>) -> usize {
     if range.is_empty() {
         return 0;
     }
-    body[range.end - 1].end - body[range.start].start
+    body.end(range.end - 1) - body.start(range.start)
 }
 
 /// The node at `path` (string keys) in the skeleton: the `{}` (or `[]`) placeholder.

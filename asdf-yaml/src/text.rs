@@ -3,11 +3,13 @@
 //! Tags and long strings are reference-counted, so a parse can hand the same text to every node
 //! that repeats it (a tag on 10 000 arrays, a long key on every row of a table) and cloning a tree
 //! copies pointers, not text; short strings (the keys and names of a catalogue's 200 000 rows) sit
-//! inside the `Str` itself, with no allocation at all. They keep a [`Node`](crate::Node) at 32
-//! bytes: a `Str` is two words, a `Tag` one.
+//! inside the `Str` itself, with no allocation at all. They keep a [`Node`](crate::Node) at 24
+//! bytes: a `Str` is two words (whose last byte also holds the variant of the `Value` around
+//! it), a `Tag` one.
 //!
-//! This is the crate's only module with `unsafe` code: the union behind [`Str`], each block with
-//! its `SAFETY:` argument, exercised by the tests at the end of the file.
+//! Like `entries.rs` and `key_index.rs`, this module has `unsafe` code: the representation of
+//! [`Str`], each block with its `SAFETY:` argument, exercised by the tests at the end of the file
+//! (also under Miri).
 #![allow(unsafe_code)]
 
 use std::borrow::Borrow;
@@ -35,31 +37,69 @@ use std::sync::Arc;
 /// let owned: String = s.to_string();
 /// assert_eq!(Str::from(owned), *s);
 /// ```
-pub struct Str(Repr);
-
-/// A [`Str`]'s two words: the bytes of a short text, or the parts of a shared `Arc<str>`.
-///
-/// On 64-bit little-endian targets byte 15 is the top byte of `heap.len`, which is zero for
-/// every real length (below 2^56), so a set top bit there marks inline text and the bits below
-/// it hold the length. Elsewhere every `Str` is on the heap and byte 15 is never read.
 #[repr(C)]
-union Repr {
-    heap: Heap,
-    inline: [u8; 16],
+pub struct Str {
+    /// Bytes 0–7: the pointer of shared text, or the first 8 bytes of inline text.
+    head: Head,
+    /// Bytes 8–14: the length of shared text (little-endian), or the rest of inline text.
+    tail: [u8; 7],
+    /// Byte 15: which of the two, and the length of inline text.
+    mark: Mark,
 }
 
-/// An `Arc<str>` taken apart by `Arc::into_raw`: it owns one strong count.
+/// The first word of a [`Str`]: a pointer (kept as a pointer, so it keeps its provenance) or
+/// plain bytes.
 #[derive(Clone, Copy)]
 #[repr(C)]
-struct Heap {
+union Head {
     ptr: *const u8,
-    len: usize,
+    bytes: [u8; 8],
 }
 
-/// Whether this target keeps short text inline (see [`Repr`]).
-const INLINE: bool = cfg!(all(target_endian = "little", target_pointer_width = "64"));
-/// The mark on byte 15 of inline text.
-const INLINE_MARK: u8 = 0x80;
+/// The last byte of a [`Str`]. Being an enum of 17 values, it leaves 239 byte values that no
+/// `Str` takes, in which [`Value`](crate::Value) keeps its variant: so a `Value` is no wider than
+/// a `Str`, and a [`Node`](crate::Node) is three words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Mark {
+    Shared = 0,
+    Inline0 = 0x80,
+    Inline1,
+    Inline2,
+    Inline3,
+    Inline4,
+    Inline5,
+    Inline6,
+    Inline7,
+    Inline8,
+    Inline9,
+    Inline10,
+    Inline11,
+    Inline12,
+    Inline13,
+    Inline14,
+    Inline15,
+}
+
+/// The mark of inline text of each length.
+const INLINE_MARKS: [Mark; 16] = [
+    Mark::Inline0,
+    Mark::Inline1,
+    Mark::Inline2,
+    Mark::Inline3,
+    Mark::Inline4,
+    Mark::Inline5,
+    Mark::Inline6,
+    Mark::Inline7,
+    Mark::Inline8,
+    Mark::Inline9,
+    Mark::Inline10,
+    Mark::Inline11,
+    Mark::Inline12,
+    Mark::Inline13,
+    Mark::Inline14,
+    Mark::Inline15,
+];
 
 // SAFETY: a `Str` is either plain bytes or an owned strong count of an `Arc<str>`, which is
 // `Send` and `Sync`; no method hands out mutable access to the shared text.
@@ -68,18 +108,21 @@ unsafe impl Send for Str {}
 unsafe impl Sync for Str {}
 
 impl Str {
-    /// The longest text held without an allocation (15 bytes on 64-bit little-endian targets;
-    /// 0, every text shared, on others).
-    pub const INLINE_CAPACITY: usize = if INLINE { 15 } else { 0 };
+    /// The longest text held without an allocation.
+    pub const INLINE_CAPACITY: usize = 15;
 
     /// The text.
     #[inline]
     pub fn as_str(&self) -> &str {
         match self.inline_len() {
-            // SAFETY: inline text was copied from a `&str` by `Str::from`, so its first `n`
-            // bytes are UTF-8.
-            Some(n) => unsafe { std::str::from_utf8_unchecked(self.0.inline.get_unchecked(..n)) },
-            // SAFETY: the heap parts come from `Arc::into_raw` and the strong count they own
+            // SAFETY: `Str` is `repr(C)` with `head` (8 bytes) at 0 and `tail` at 8, so its
+            // first 15 bytes are contiguous and initialised; inline text was copied there from
+            // a `&str` by `Str::from`, so its first `n` bytes are UTF-8.
+            Some(n) => unsafe {
+                let bytes = std::slice::from_raw_parts((self as *const Str).cast::<u8>(), n);
+                std::str::from_utf8_unchecked(bytes)
+            },
+            // SAFETY: the shared parts come from `Arc::into_raw` and the strong count they own
             // keeps the text alive at least as long as `self`.
             None => unsafe { &*self.heap_ptr() },
         }
@@ -95,49 +138,57 @@ impl Str {
     /// The length of inline text; `None` for shared text.
     #[inline]
     fn inline_len(&self) -> Option<usize> {
-        if !INLINE {
-            return None;
+        match self.mark {
+            Mark::Shared => None,
+            m => Some(usize::from(m as u8 & 0x7f)),
         }
-        // SAFETY: every `Repr` has 16 initialised bytes (both variants are 16 bytes of plain
-        // data), so reading byte 15 is defined whichever variant was written.
-        let last = unsafe { self.0.inline[15] };
-        (last & INLINE_MARK != 0).then_some(usize::from(last & !INLINE_MARK))
     }
 
     /// The `*const str` of shared text (only for a `Str` whose `inline_len` is `None`).
     fn heap_ptr(&self) -> *const str {
-        // SAFETY: the caller checked that this is the heap variant.
-        let Heap { ptr, len } = unsafe { self.0.heap };
-        std::ptr::slice_from_raw_parts(ptr, len) as *const str
+        // SAFETY: the caller checked that this is shared text, whose `head` holds the pointer.
+        let ptr = unsafe { self.head.ptr };
+        let mut len = [0u8; 8];
+        len[..7].copy_from_slice(&self.tail);
+        std::ptr::slice_from_raw_parts(ptr, u64::from_le_bytes(len) as usize) as *const str
     }
 
     fn shared(text: Arc<str>) -> Str {
-        let len = text.len();
-        // No allocation reaches 2^56 bytes, so byte 15 (the top byte of `len`) stays clear.
-        debug_assert!(len < 1 << 56);
+        let len = (text.len() as u64).to_le_bytes();
+        // No allocation reaches 2^56 bytes, so the length fits the seven bytes of `tail`.
+        debug_assert_eq!(len[7], 0);
+        let mut tail = [0u8; 7];
+        tail.copy_from_slice(&len[..7]);
         let ptr = Arc::into_raw(text) as *const u8;
-        Str(Repr {
-            heap: Heap { ptr, len },
-        })
+        Str {
+            head: Head { ptr },
+            tail,
+            mark: Mark::Shared,
+        }
     }
 }
 
 impl From<&str> for Str {
     fn from(s: &str) -> Str {
-        if !INLINE || s.len() > Str::INLINE_CAPACITY {
+        let Some(&mark) = INLINE_MARKS.get(s.len()) else {
             return Str::shared(Arc::from(s));
+        };
+        let mut bytes = [0u8; 15];
+        bytes[..s.len()].copy_from_slice(s.as_bytes());
+        let (head, tail) = bytes.split_at(8);
+        Str {
+            head: Head {
+                bytes: head.try_into().unwrap_or_default(),
+            },
+            tail: tail.try_into().unwrap_or_default(),
+            mark,
         }
-        let mut inline = [0u8; 16];
-        inline[..s.len()].copy_from_slice(s.as_bytes());
-        // At most 15: fits below the mark.
-        inline[15] = INLINE_MARK | s.len() as u8;
-        Str(Repr { inline })
     }
 }
 
 impl From<String> for Str {
     fn from(s: String) -> Str {
-        if !INLINE || s.len() > Str::INLINE_CAPACITY {
+        if s.len() > Str::INLINE_CAPACITY {
             return Str::shared(Arc::from(s));
         }
         Str::from(s.as_str())
@@ -147,20 +198,15 @@ impl From<String> for Str {
 impl Clone for Str {
     #[inline]
     fn clone(&self) -> Str {
-        match self.inline_len() {
-            Some(_) => {
-                // SAFETY: `inline_len` found the inline variant.
-                let inline = unsafe { self.0.inline };
-                Str(Repr { inline })
-            }
-            None => {
-                // SAFETY: the pointer came from `Arc::into_raw` and `self` owns a strong count,
-                // so the allocation is alive; the new count is owned by the returned copy.
-                unsafe { Arc::increment_strong_count(self.heap_ptr()) };
-                // SAFETY: `inline_len` found the heap variant.
-                let heap = unsafe { self.0.heap };
-                Str(Repr { heap })
-            }
+        if self.inline_len().is_none() {
+            // SAFETY: the pointer came from `Arc::into_raw` and `self` owns a strong count, so
+            // the allocation is alive; the new count is owned by the returned copy.
+            unsafe { Arc::increment_strong_count(self.heap_ptr()) };
+        }
+        Str {
+            head: self.head,
+            tail: self.tail,
+            mark: self.mark,
         }
     }
 }
@@ -398,11 +444,7 @@ mod tests {
             let s = Str::from(text.as_str());
             let copy = s.clone();
             assert_eq!((s.as_str(), copy.as_str()), (text.as_str(), text.as_str()));
-            assert_eq!(
-                s.inline_len().is_some(),
-                INLINE && text.len() <= cap,
-                "{len}"
-            );
+            assert_eq!(s.inline_len().is_some(), text.len() <= cap, "{len}");
             assert_eq!(s.shares(&copy), s.inline_len().is_none(), "{len}");
             assert_eq!(Str::from(text.clone()), s);
         }

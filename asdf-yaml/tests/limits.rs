@@ -216,7 +216,7 @@ fn integers_longer_than_python_accepts_are_refused() {
     let ok = "7".repeat(MAX_INT_DIGITS);
     let tree = parse_str(&format!("n: {ok}")).unwrap();
     assert!(
-        matches!(tree["n"].value(), asdf_yaml::Value::BigInt(s) if *s == ok),
+        matches!(tree["n"].value(), asdf_yaml::Value::BigInt(s) if **s == ok),
         "the largest accepted integer keeps its digits"
     );
     for (what, text) in [

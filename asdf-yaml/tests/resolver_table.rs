@@ -301,7 +301,7 @@ fn table_matches_pyyaml() {
         );
         match n.value() {
             Value::Int(i) => assert_eq!(i.to_string(), val, "{text:?}"),
-            Value::BigInt(s) => assert_eq!(s, val, "{text:?}"),
+            Value::BigInt(s) => assert_eq!(s.as_str(), val, "{text:?}"),
             Value::Float(f) => {
                 let p: f64 = val.parse().unwrap();
                 assert!(
