@@ -2,7 +2,7 @@
 //! the length, the capacity, the lazily built key index and the `(key, value)` pairs.
 //!
 //! A `Vec` of entries plus a [`LazyIndex`] would be four words; a mapping has to be one word so
-//! that a [`Value`](crate::Value) is two and a [`Node`](crate::Node) three. An empty mapping
+//! that a [`Value`](crate::Value), and with it a [`Node`](crate::Node), is two. An empty mapping
 //! allocates nothing. This module, `text.rs` and `key_index.rs` are the crate's only modules with
 //! `unsafe` code; each block has its `SAFETY:` argument and the tests at the end exercise them
 //! (also under Miri).

@@ -25,18 +25,36 @@ use crate::text::{Str, Tag};
 /// assert!(matches!(n.get("shape").map(Node::value), Some(Value::Seq(_))));
 /// ```
 #[derive(Clone, Default)]
-pub struct Node {
+pub struct Node(Repr);
+
+/// A node as stored: most nodes carry no tag and are their value alone; a tagged node boxes its
+/// tag with its value.
+#[derive(Clone)]
+enum Repr {
+    Plain(Value),
+    Tagged(Box<Tagged>),
+}
+
+#[derive(Clone)]
+struct Tagged {
     /// Shared: the parser stores each distinct tag once, however many nodes carry it.
-    tag: Option<Tag>,
+    tag: Tag,
     value: Value,
 }
 
-// A tree is mostly nodes: a node is three words, a one-word tag and a two-word value. A `Str`
-// is the one two-word payload, and the last byte of a `Str` has values no `Str` takes, which
-// hold the variant; every other payload is one word (rare ones are boxed for that).
+impl Default for Repr {
+    fn default() -> Repr {
+        Repr::Plain(Value::Null)
+    }
+}
+
+// A tree is mostly nodes: a node is two words, its value. A `Str` is the one two-word payload,
+// and the last byte of a `Str` has values no `Str` takes, which hold the value's variant and
+// whether the node is a tagged one (a one-word box); every other payload is one word (rare ones
+// are boxed for that).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(
-    std::mem::size_of::<Node>() == 24
+    std::mem::size_of::<Node>() == 16
         && std::mem::size_of::<Value>() == 16
         && std::mem::size_of::<Mapping>() == 8
 );
@@ -287,7 +305,59 @@ impl IntoIterator for Mapping {
 impl Node {
     /// A node with the given value and no tag.
     pub fn new(value: Value) -> Node {
-        Node { tag: None, value }
+        Node(Repr::Plain(value))
+    }
+
+    /// The value as stored on this node ([`Value::Shared`] included).
+    #[inline]
+    fn stored(&self) -> &Value {
+        match &self.0 {
+            Repr::Plain(v) => v,
+            Repr::Tagged(t) => &t.value,
+        }
+    }
+
+    #[inline]
+    fn stored_mut(&mut self) -> &mut Value {
+        match &mut self.0 {
+            Repr::Plain(v) => v,
+            Repr::Tagged(t) => &mut t.value,
+        }
+    }
+
+    /// The tag as stored on this node.
+    #[inline]
+    fn own_tag(&self) -> Option<&Tag> {
+        match &self.0 {
+            Repr::Plain(_) => None,
+            Repr::Tagged(t) => Some(&t.tag),
+        }
+    }
+
+    /// Sets the tag stored on this node, boxing or unboxing the value as needed.
+    fn set_own_tag(&mut self, tag: Option<Tag>) {
+        match (&mut self.0, tag) {
+            (Repr::Tagged(t), Some(tag)) => t.tag = tag,
+            (Repr::Plain(_), None) => {}
+            (repr, tag) => {
+                let value = std::mem::take(match repr {
+                    Repr::Plain(v) => v,
+                    Repr::Tagged(t) => &mut t.value,
+                });
+                *repr = match tag {
+                    Some(tag) => Repr::Tagged(Box::new(Tagged { tag, value })),
+                    None => Repr::Plain(value),
+                };
+            }
+        }
+    }
+
+    /// The stored tag and value, taken apart.
+    fn into_stored(self) -> (Option<Tag>, Value) {
+        match self.0 {
+            Repr::Plain(v) => (None, v),
+            Repr::Tagged(t) => (Some(t.tag), t.value),
+        }
     }
 
     /// The null node.
@@ -322,16 +392,15 @@ impl Node {
     /// This node with every [`Value::Packed`] in it replaced by the nested sequence nodes it
     /// stands for (a plain clone when there is none; shared subtrees are kept as they are).
     pub fn unpacked(&self) -> Node {
-        let value = match &self.value {
-            Value::Packed(p) => to_nodes(&**p).value,
+        let value = match self.stored() {
+            Value::Packed(p) => to_nodes(&**p).into_stored().1,
             Value::Seq(items) => Value::Seq(items.iter().map(Node::unpacked).collect()),
             Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), v.unpacked())).collect()),
             _ => return self.clone(),
         };
-        Node {
-            tag: self.tag.clone(),
-            value,
-        }
+        let mut node = Node::new(value);
+        node.set_own_tag(self.own_tag().cloned());
+        node
     }
 
     /// An integer node from its decimal text, as [`Value::Int`] when it fits in `i64`, else
@@ -366,7 +435,7 @@ impl Node {
     /// assert!(text.contains("a: &id001\n") && text.contains("b: *id001\n"));
     /// ```
     pub fn into_shared(self) -> Node {
-        match self.value {
+        match self.stored() {
             Value::Shared(_) => self,
             _ => Node::new(Value::Shared(Arc::new(self))),
         }
@@ -390,7 +459,7 @@ impl Node {
     /// ```
     pub fn with_shared_tag(mut self, tag: Tag) -> Node {
         self.unshare_in_place();
-        self.tag = Some(tag);
+        self.set_own_tag(Some(tag));
         self
     }
 
@@ -401,9 +470,9 @@ impl Node {
 
     /// The node's tag as stored, to put on other nodes without copying its text.
     pub fn shared_tag(&self) -> Option<&Tag> {
-        match &self.value {
+        match self.stored() {
             Value::Shared(inner) => inner.shared_tag(),
-            _ => self.tag.as_ref(),
+            _ => self.own_tag(),
         }
     }
 
@@ -411,13 +480,14 @@ impl Node {
     /// write), so the other places sharing the subtree keep their tag.
     pub fn set_tag(&mut self, tag: Option<String>) {
         self.unshare_in_place();
-        self.tag = tag.map(Tag::from);
+        self.set_own_tag(tag.map(Tag::from));
     }
 
     /// The value, looking through sharing (never [`Value::Shared`] unless a shared node wraps
     /// another shared node, which the parser never produces).
+    #[inline]
     pub fn value(&self) -> &Value {
-        match &self.value {
+        match self.stored() {
             Value::Shared(inner) => inner.value(),
             v => v,
         }
@@ -427,18 +497,18 @@ impl Node {
     /// unless this is the only reference left, so other places are not changed.
     pub fn value_mut(&mut self) -> &mut Value {
         self.unshare_in_place();
-        &mut self.value
+        self.stored_mut()
     }
 
     /// The value as stored, [`Value::Shared`] included.
     pub fn raw_value(&self) -> &Value {
-        &self.value
+        self.stored()
     }
 
     /// The tag as stored on this node (None for a shared node, whose tag is on the shared inner
     /// node).
     pub fn raw_tag(&self) -> Option<&str> {
-        self.tag.as_ref().map(Tag::as_str)
+        self.own_tag().map(Tag::as_str)
     }
 
     /// Whether two trees are the same in every respect a parser decides: tags as stored, values
@@ -462,19 +532,19 @@ impl Node {
 
     /// Whether this node is a shared (anchored) subtree.
     pub fn is_shared(&self) -> bool {
-        matches!(self.value, Value::Shared(_))
+        matches!(self.stored(), Value::Shared(_))
     }
 
     /// The shared subtree, if this node is one.
     pub fn shared(&self) -> Option<&Arc<Node>> {
-        match &self.value {
+        match self.stored() {
             Value::Shared(a) => Some(a),
             _ => None,
         }
     }
 
     fn unshare_in_place(&mut self) {
-        if let Value::Shared(arc) = &mut self.value {
+        if let Value::Shared(arc) = self.stored_mut() {
             let inner = std::mem::take(Arc::make_mut(arc));
             *self = inner;
         }
@@ -483,7 +553,8 @@ impl Node {
     /// Consumes the node and splits it into its tag and value, unsharing if needed.
     pub fn into_parts(mut self) -> (Option<String>, Value) {
         self.unshare_in_place();
-        (self.tag.map(|t| t.as_str().to_string()), self.value)
+        let (tag, value) = self.into_stored();
+        (tag.map(|t| t.as_str().to_string()), value)
     }
 
     /// Whether the value is null.
@@ -640,7 +711,7 @@ impl Node {
 /// trip must preserve.
 impl PartialEq for Node {
     fn eq(&self, other: &Node) -> bool {
-        if let (Value::Shared(a), Value::Shared(b)) = (&self.value, &other.value) {
+        if let (Value::Shared(a), Value::Shared(b)) = (self.stored(), other.stored()) {
             if Arc::ptr_eq(a, b) {
                 return true;
             }
@@ -673,10 +744,10 @@ impl PartialEq for Value {
 
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(t) = &self.tag {
+        if let Some(t) = self.own_tag() {
             write!(f, "!<{}> ", t.as_str())?;
         }
-        fmt::Debug::fmt(&self.value, f)
+        fmt::Debug::fmt(self.stored(), f)
     }
 }
 
@@ -703,10 +774,7 @@ impl fmt::Debug for Mapping {
     }
 }
 
-static NULL_NODE: Node = Node {
-    tag: None,
-    value: Value::Null,
-};
+static NULL_NODE: Node = Node(Repr::Plain(Value::Null));
 
 /// `node["key"]`: the value at a string key of a mapping, or a null node when there is none (like
 /// `serde_json`; use [`Node::get`] to tell "missing" from "null").
@@ -876,8 +944,8 @@ fn identical(
 // Packed sequences: the scalars of a nested sequence held compactly by whoever built them.
 // They are part of the value model (a `Value` variant), so they live beside it.
 //
-// An inline array of a million numbers as ordinary nodes costs a `Node` per number (24 bytes
-// each, 3× an 8-byte float, 24× a byte). A writer that already holds the numbers in a typed
+// An inline array of a million numbers as ordinary nodes costs a `Node` per number (16 bytes
+// each, 2× an 8-byte float, 16× a byte). A writer that already holds the numbers in a typed
 // buffer puts one `Value::Packed` in the tree instead; the emitter writes it exactly as it
 // writes the equivalent nested sequences of scalar nodes, one item at a time, so no node per item
 // ever exists at once. The parser never produces one: a parsed tree holds `Value::Seq`s.
@@ -1064,5 +1132,27 @@ mod tests {
         assert_eq!(Node::from(f64::NAN), Node::from(f64::NAN));
         assert_ne!(Node::from(0.0), Node::from(-0.0));
         assert_ne!(Node::from(1), Node::from(1.0));
+    }
+
+    #[test]
+    fn tags_box_and_unbox_the_value() {
+        let mut n = Node::from("a value");
+        assert!(n.tag().is_none() && matches!(n.0, Repr::Plain(_)));
+        n.set_tag(Some("tag:example.org:a-1.0.0".into()));
+        assert!(matches!(n.0, Repr::Tagged(_)));
+        assert_eq!((n.tag(), n.as_str()), (Some("tag:example.org:a-1.0.0"), Some("a value")));
+        n.set_tag(Some("tag:example.org:b-1.0.0".into()));
+        *n.value_mut() = Value::Int(7);
+        assert_eq!((n.tag(), n.as_i64()), (Some("tag:example.org:b-1.0.0"), Some(7)));
+        let copy = n.clone();
+        n.set_tag(None);
+        assert!(n.tag().is_none() && matches!(n.0, Repr::Plain(_)) && n.as_i64() == Some(7));
+        n.set_tag(None);
+        assert_eq!(n, Node::from(7));
+        assert_eq!(copy.tag(), Some("tag:example.org:b-1.0.0"));
+        assert_eq!(format!("{copy:?}"), "!<tag:example.org:b-1.0.0> 7");
+        let (tag, value) = copy.into_parts();
+        assert_eq!(tag.as_deref(), Some("tag:example.org:b-1.0.0"));
+        assert!(matches!(value, Value::Int(7)));
     }
 }

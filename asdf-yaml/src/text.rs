@@ -3,9 +3,9 @@
 //! Tags and long strings are reference-counted, so a parse can hand the same text to every node
 //! that repeats it (a tag on 10 000 arrays, a long key on every row of a table) and cloning a tree
 //! copies pointers, not text; short strings (the keys and names of a catalogue's 200 000 rows) sit
-//! inside the `Str` itself, with no allocation at all. They keep a [`Node`](crate::Node) at 24
-//! bytes: a `Str` is two words (whose last byte also holds the variant of the `Value` around
-//! it), a `Tag` one.
+//! inside the `Str` itself, with no allocation at all. They keep a [`Node`](crate::Node) at 16
+//! bytes: a `Str` is two words, whose last byte also holds the variant of the `Value` around it
+//! and whether the node is a tagged one.
 //!
 //! Like `entries.rs` and `key_index.rs`, this module has `unsafe` code: the representation of
 //! [`Str`], each block with its `SAFETY:` argument, exercised by the tests at the end of the file
@@ -57,8 +57,9 @@ union Head {
 }
 
 /// The last byte of a [`Str`]. Being an enum of 17 values, it leaves 239 byte values that no
-/// `Str` takes, in which [`Value`](crate::Value) keeps its variant: so a `Value` is no wider than
-/// a `Str`, and a [`Node`](crate::Node) is three words.
+/// `Str` takes, in which [`Value`](crate::Value) keeps its variant (and a
+/// [`Node`](crate::Node) whether it is tagged): so a `Value` and a `Node` are no wider than a
+/// `Str`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Mark {
