@@ -9,13 +9,10 @@
 #![allow(unsafe_code)]
 
 use std::alloc::{self, Layout};
+use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
 use crate::key_index::LazyIndex;
-use crate::node::Node;
-
-/// One entry of a mapping.
-pub(crate) type Entry = (Node, Node);
 
 /// What the allocation starts with; the entries follow it.
 #[repr(C)]
@@ -25,30 +22,22 @@ struct Header {
     index: LazyIndex,
 }
 
-/// A growable array of [`Entry`] with its [`LazyIndex`], one word wide.
-#[derive(Default)]
-pub(crate) struct Entries(Option<NonNull<Header>>);
+/// A growable array of entries (a mapping's `(key, value)` pairs) with its [`LazyIndex`], one
+/// word wide.
+pub(crate) struct Entries<Entry>(Option<NonNull<Header>>, PhantomData<Entry>);
 
-// SAFETY: `Entries` owns its header and entries exactly as a `Vec` owns its items; `Node` is
-// `Send` and `Sync`, and the index is only set through its atomic pointer.
-unsafe impl Send for Entries {}
-// SAFETY: as for `Send`; `&Entries` gives shared access only.
-unsafe impl Sync for Entries {}
-
-/// Where the first entry starts in an allocation: right after the header (both are aligned to
-/// a word, so there is no padding between them).
-const DATA_OFFSET: usize = std::mem::size_of::<Header>();
-const _: () = assert!(DATA_OFFSET % std::mem::align_of::<Entry>() == 0);
-
-/// The layout of an allocation for `cap` entries.
-fn layout(cap: usize) -> Layout {
-    let bytes = std::mem::size_of::<Entry>()
-        .checked_mul(cap)
-        .and_then(|n| n.checked_add(DATA_OFFSET))
-        .unwrap_or_else(|| capacity_overflow());
-    let align = std::mem::align_of::<Header>().max(std::mem::align_of::<Entry>());
-    Layout::from_size_align(bytes, align).unwrap_or_else(|_| capacity_overflow())
+impl<Entry> Default for Entries<Entry> {
+    fn default() -> Self {
+        Entries(None, PhantomData)
+    }
 }
+
+// SAFETY: `Entries` owns its header and entries exactly as a `Vec` owns its items, so it is
+// `Send` when they are; the index is only set through its atomic pointer.
+unsafe impl<Entry: Send> Send for Entries<Entry> {}
+// SAFETY: as for `Send`; `&Entries` gives shared access only.
+unsafe impl<Entry: Sync> Sync for Entries<Entry> {}
+
 
 /// Like `Vec`, running out of address space (or of the `u32` count) is a panic, not an error:
 /// no mapping a parse accepts comes near it.
@@ -56,14 +45,29 @@ fn capacity_overflow() -> ! {
     panic!("mapping capacity overflow")
 }
 
-impl Entries {
+impl<Entry> Entries<Entry> {
+    /// Where the first entry starts in an allocation: right after the header, rounded up to the
+    /// entries' alignment.
+    const DATA_OFFSET: usize = std::mem::size_of::<Header>()
+        .next_multiple_of(std::mem::align_of::<Entry>());
+
+    /// The layout of an allocation for `cap` entries.
+    fn layout(cap: usize) -> Layout {
+        let bytes = std::mem::size_of::<Entry>()
+            .checked_mul(cap)
+            .and_then(|n| n.checked_add(Self::DATA_OFFSET))
+            .unwrap_or_else(|| capacity_overflow());
+        let align = std::mem::align_of::<Header>().max(std::mem::align_of::<Entry>());
+        Layout::from_size_align(bytes, align).unwrap_or_else(|_| capacity_overflow())
+    }
+
     /// Room for `cap` entries (no allocation for 0).
-    pub(crate) fn with_capacity(cap: usize) -> Entries {
+    pub(crate) fn with_capacity(cap: usize) -> Self {
         if cap == 0 {
-            return Entries(None);
+            return Self::default();
         }
         let cap32 = u32::try_from(cap).unwrap_or_else(|_| capacity_overflow());
-        let layout = layout(cap);
+        let layout = Self::layout(cap);
         // SAFETY: the layout has a non-zero size (it holds the header).
         let raw = unsafe { alloc::alloc(layout) }.cast::<Header>();
         let Some(header) = NonNull::new(raw) else {
@@ -77,7 +81,7 @@ impl Entries {
                 index: LazyIndex::default(),
             })
         };
-        Entries(Some(header))
+        Entries(Some(header), PhantomData)
     }
 
     fn header(&self) -> Option<&Header> {
@@ -93,9 +97,11 @@ impl Entries {
 
     /// Pointer to the first entry slot of an allocation.
     fn data(header: NonNull<Header>) -> *mut Entry {
-        // SAFETY: every allocation has room for the header, so `DATA_OFFSET` is within it or
-        // one past its end (for capacity 0, which is never allocated).
-        unsafe { header.as_ptr().cast::<u8>().add(DATA_OFFSET).cast::<Entry>() }
+        // SAFETY: every allocation has room for the header and its padding, so `DATA_OFFSET` is
+        // within it or one past its end (for capacity 0, which is never allocated).
+        unsafe {
+            header.as_ptr().cast::<u8>().add(Self::DATA_OFFSET).cast::<Entry>()
+        }
     }
 
     /// Number of entries.
@@ -154,7 +160,7 @@ impl Entries {
 
     /// Moves the entries into an allocation for `cap` entries (`cap` >= `len`).
     fn grow(&mut self, cap: usize) {
-        let mut bigger = Entries::with_capacity(cap);
+        let mut bigger = Self::with_capacity(cap);
         let len = self.len();
         if let (Some(old), Some(new)) = (self.0, bigger.0) {
             // SAFETY: both allocations hold at least `len` slots and do not overlap; the old
@@ -208,7 +214,7 @@ impl Entries {
     }
 }
 
-impl Drop for Entries {
+impl<Entry> Drop for Entries<Entry> {
     fn drop(&mut self) {
         let Some(h) = self.0 else { return };
         let cap = self.cap();
@@ -217,36 +223,36 @@ impl Drop for Entries {
         unsafe {
             ptr::drop_in_place(self.as_mut_slice());
             ptr::drop_in_place(h.as_ptr());
-            alloc::dealloc(h.as_ptr().cast::<u8>(), layout(cap));
+            alloc::dealloc(h.as_ptr().cast::<u8>(), Self::layout(cap));
         }
     }
 }
 
-impl std::ops::Deref for Entries {
+impl<Entry> std::ops::Deref for Entries<Entry> {
     type Target = [Entry];
     fn deref(&self) -> &[Entry] {
         self.as_slice()
     }
 }
 
-impl std::ops::DerefMut for Entries {
+impl<Entry> std::ops::DerefMut for Entries<Entry> {
     fn deref_mut(&mut self) -> &mut [Entry] {
         self.as_mut_slice()
     }
 }
 
 /// A clone starts without a key index, like [`LazyIndex`]'s.
-impl Clone for Entries {
-    fn clone(&self) -> Entries {
+impl<Entry: Clone> Clone for Entries<Entry> {
+    fn clone(&self) -> Self {
         self.as_slice().iter().cloned().collect()
     }
 }
 
 /// Allocates for the iterator's lower size bound once, and grows only if it yields more.
-impl FromIterator<Entry> for Entries {
-    fn from_iter<I: IntoIterator<Item = Entry>>(iter: I) -> Entries {
+impl<Entry> FromIterator<Entry> for Entries<Entry> {
+    fn from_iter<I: IntoIterator<Item = Entry>>(iter: I) -> Self {
         let mut iter = iter.into_iter();
-        let mut out = Entries::with_capacity(iter.size_hint().0);
+        let mut out = Self::with_capacity(iter.size_hint().0);
         if let Some(h) = out.0 {
             let (data, cap) = (Self::data(h), out.cap());
             let mut len = 0;
@@ -268,7 +274,7 @@ impl FromIterator<Entry> for Entries {
     }
 }
 
-impl Extend<Entry> for Entries {
+impl<Entry> Extend<Entry> for Entries<Entry> {
     fn extend<I: IntoIterator<Item = Entry>>(&mut self, iter: I) {
         let iter = iter.into_iter();
         let want = self.len().saturating_add(iter.size_hint().0);
@@ -287,21 +293,20 @@ mod tests {
     use crate::key_index::KeyIndex;
     use crate::text::Str;
 
+    type Entry = (Str, i64);
+
     fn entry(i: usize) -> Entry {
         // Long text, so the entries own heap allocations that Miri tracks.
-        (
-            Node::from(format!("a key long enough for the heap {i}")),
-            Node::from(i as i64),
-        )
+        (Str::from(format!("a key long enough for the heap {i}")), i as i64)
     }
 
-    fn values(e: &Entries) -> Vec<i64> {
-        e.as_slice().iter().filter_map(|(_, v)| v.as_i64()).collect()
+    fn values(e: &Entries<Entry>) -> Vec<i64> {
+        e.as_slice().iter().map(|(_, v)| *v).collect()
     }
 
     #[test]
     fn pushes_grow_removes_shift_and_everything_is_freed() {
-        let mut e = Entries::default();
+        let mut e = Entries::<Entry>::default();
         assert_eq!((e.len(), e.as_slice().len()), (0, 0));
         assert!(e.index().is_none() && e.remove(0).is_none());
         for i in 0..37 {
@@ -309,11 +314,11 @@ mod tests {
         }
         assert_eq!(e.len(), 37);
         assert_eq!(values(&e), (0..37).collect::<Vec<_>>());
-        assert_eq!(e.remove(0).and_then(|(_, v)| v.as_i64()), Some(0));
-        assert_eq!(e.remove(35).and_then(|(_, v)| v.as_i64()), Some(36));
+        assert_eq!(e.remove(0).map(|(_, v)| v), Some(0));
+        assert_eq!(e.remove(35).map(|(_, v)| v), Some(36));
         assert!(e.remove(35).is_none());
         assert_eq!(values(&e), (1..36).collect::<Vec<_>>());
-        e.as_mut_slice()[0].1 = Node::from(-1);
+        e.as_mut_slice()[0].1 = -1;
         assert_eq!(values(&e.clone())[..2], [-1, 2]);
         let v = e.into_vec();
         assert_eq!(v.len(), 35);
@@ -321,7 +326,7 @@ mod tests {
 
     #[test]
     fn collect_and_extend_size_exactly_and_keep_the_index() {
-        let mut e: Entries = (0..5).map(entry).collect();
+        let mut e: Entries<Entry> = (0..5).map(entry).collect();
         assert_eq!(e.cap(), 5);
         let index = e.index().map(|i| i.get_or_init(KeyIndex::default) as *const KeyIndex);
         e.extend((5..9).map(entry));
@@ -335,13 +340,13 @@ mod tests {
         let mut copy = e.clone();
         assert!(copy.index_mut().and_then(LazyIndex::get_mut).is_none());
         assert_eq!(values(&e), (0..9).collect::<Vec<_>>());
-        let empty: Entries = std::iter::empty().collect();
+        let empty: Entries<Entry> = std::iter::empty().collect();
         assert!(empty.0.is_none());
     }
 
     #[test]
     fn entries_cross_threads() {
-        let e: Entries = (0..20).map(entry).collect();
+        let e: Entries<Entry> = (0..20).map(entry).collect();
         let sum = std::thread::spawn(move || values(&e).iter().sum::<i64>()).join();
         assert_eq!(sum.ok(), Some(190));
     }

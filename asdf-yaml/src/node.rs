@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use thin_vec::ThinVec;
 
-use crate::entries::Entries;
+use crate::entries;
 use crate::key_index::{KeyIndex, LazyIndex};
 use crate::text::{Str, Tag};
 
@@ -105,6 +105,9 @@ pub struct Mapping {
     /// 10 000-key trees are not quadratic), kept up to date by appends and dropped by removals.
     entries: Entries,
 }
+
+/// A mapping's entries, with its key index.
+pub(crate) type Entries = entries::Entries<(Node, Node)>;
 
 /// The string key of an entry, shared with the entry.
 fn str_key(k: &Node) -> Option<&Str> {

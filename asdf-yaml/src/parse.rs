@@ -5,11 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
-use crate::entries::Entries;
 
 use crate::error::{Error, Location, Result};
 use crate::fast::{Bail, Sink};
-use crate::node::{Mapping, Node, Value};
+use crate::node::{Entries, Mapping, Node, Value};
 use crate::resolve::{
     construct_bool, construct_float, construct_int, resolve_plain, Implicit, IntValue,
     TIMESTAMP_TAG, VALUE_TAG, YAML_TAG_PREFIX,

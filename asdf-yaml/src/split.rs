@@ -113,7 +113,7 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
     let total = pieces.iter().flatten().map(|p| p.root.len()).sum();
     let (mut entries, mut items) = match plan.seq {
         true => (Default::default(), thin_vec::ThinVec::with_capacity(total)),
-        false => (crate::entries::Entries::with_capacity(total), Default::default()),
+        false => (crate::node::Entries::with_capacity(total), Default::default()),
     };
     let mut alias_nodes = skeleton.alias_nodes;
     let mut alias_bytes = skeleton.alias_bytes;
