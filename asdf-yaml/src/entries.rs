@@ -46,6 +46,9 @@ fn capacity_overflow() -> ! {
 }
 
 impl<Entry> Entries<Entry> {
+    /// The most entries (the count is kept in 32 bits).
+    pub(crate) const MAX_LEN: usize = u32::MAX as usize;
+
     /// Where the first entry starts in an allocation: right after the header, rounded up to the
     /// entries' alignment.
     const DATA_OFFSET: usize = std::mem::size_of::<Header>()

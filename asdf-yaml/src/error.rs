@@ -86,6 +86,14 @@ pub enum Error {
         /// The alias that crossed the limit.
         location: Location,
     },
+    /// A mapping has more entries than [`Mapping::MAX_LEN`](crate::Mapping::MAX_LEN).
+    #[error("the mapping starting at {location} has more than {limit} entries")]
+    MappingTooLarge {
+        /// The most entries a mapping holds.
+        limit: usize,
+        /// Where the mapping starts.
+        location: Location,
+    },
     /// A scalar is longer than [`Limits::max_scalar_bytes`](crate::Limits::max_scalar_bytes).
     #[error("scalar of {len} bytes at {location} exceeds the limit of {limit} bytes")]
     ScalarLimit {

@@ -127,6 +127,11 @@ impl PartialEq for Mapping {
 }
 
 impl Mapping {
+    /// The most entries a mapping holds (4 294 967 295: the parser refuses a larger mapping
+    /// with [`Error::MappingTooLarge`](crate::Error::MappingTooLarge), and inserting beyond it
+    /// panics, as growing a `Vec` past its capacity does).
+    pub const MAX_LEN: usize = Entries::MAX_LEN;
+
     /// An empty mapping.
     pub fn new() -> Mapping {
         Mapping::default()

@@ -548,6 +548,12 @@ impl<'t> Builder<'t> {
                 merge_size,
                 ..
             } => {
+                if self.pairs.len() - start > Mapping::MAX_LEN {
+                    return Err(Error::MappingTooLarge {
+                        limit: Mapping::MAX_LEN,
+                        location: self.loc(&frame.start),
+                    });
+                }
                 let entries: Entries = self.pairs.drain(start..).collect();
                 let entries = if merges.is_empty() {
                     entries

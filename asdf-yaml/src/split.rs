@@ -110,7 +110,11 @@ fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<
         .collect();
     let mut skeleton = build(&skeleton, 0, options).ok()?;
     // The joined collection is allocated once, at its final size.
-    let total = pieces.iter().flatten().map(|p| p.root.len()).sum();
+    let total: usize = pieces.iter().flatten().map(|p| p.root.len()).sum();
+    // Beyond a mapping's size, the serial parser reports the error.
+    if !plan.seq && total > crate::Mapping::MAX_LEN {
+        return None;
+    }
     let (mut entries, mut items) = match plan.seq {
         true => (Default::default(), thin_vec::ThinVec::with_capacity(total)),
         false => (crate::node::Entries::with_capacity(total), Default::default()),
