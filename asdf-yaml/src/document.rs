@@ -1,12 +1,15 @@
 //! The parser's entry points: text or bytes in, a [`Document`] (tree plus directives) out. Large
 //! trees are parsed by pieces in parallel (`split`) when they qualify, by the serial builder
-//! (`parse`) otherwise.
+//! (`parse`) otherwise; on one thread, a large tree the fast parser leaves to the reference
+//! parser is tried by pieces too, so that only the pieces that need it pay for the slower parser.
 
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 use crate::node::Node;
-use crate::parse::{build, scan_directives, yaml11_line_breaks, ParseOptions, Warning};
+use crate::parse::{
+    build, scan_directives, yaml11_line_breaks, Built, Engine, ParseOptions, Warning,
+};
 
 /// A parsed YAML document: the tree plus what the directives said.
 #[derive(Clone, Debug)]
@@ -51,6 +54,33 @@ pub fn parse_document_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Docu
     parse_document(text, options)
 }
 
+/// The serial parse of a whole document: [`build`], except that when the fast parser leaves a
+/// large document to the reference parser on one thread, its pieces are tried first (on more
+/// threads `parse_parallel` has already tried them, each piece with the same fallback).
+fn build_whole(text: &str, options: &ParseOptions) -> Result<Built> {
+    if options.engine != Engine::Auto || rayon::current_num_threads() > 1 {
+        return build(text, 0, options);
+    }
+    let fast = ParseOptions {
+        engine: Engine::Fast,
+        ..*options
+    };
+    if let Ok(built) = build(text, 0, &fast) {
+        return Ok(built);
+    }
+    match crate::split::parse_pieces_after_bail(text, options) {
+        Some(built) => Ok(built),
+        None => build(
+            text,
+            0,
+            &ParseOptions {
+                engine: Engine::Reference,
+                ..*options
+            },
+        ),
+    }
+}
+
 /// Parses YAML text into a [`Document`] with the given options.
 pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
     let (text, base) = match text.strip_prefix('\u{feff}') {
@@ -67,7 +97,10 @@ pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
     };
     let built = match parallel {
         Some(b) => b,
-        None => build(&text, base, options)?,
+        None => match (&text, base) {
+            (Cow::Borrowed(t), 0) => build_whole(t, options)?,
+            _ => build(&text, base, options)?,
+        },
     };
     Ok(Document {
         root: built.root,

@@ -76,17 +76,37 @@ impl Lines {
     }
 }
 
-/// Parses `text` by pieces on the rayon pool; `None` when the text does not qualify or any
-/// piece needs the serial parser's judgement.
+/// Parses `text` by pieces on the rayon pool (about four per thread); `None` on one thread,
+/// when the text does not qualify, or when any piece needs the serial parser's judgement.
 pub(crate) fn parse_parallel(text: &str, options: &ParseOptions) -> Option<Built> {
-    parse_pieces(text, options, SPLIT_MIN_BYTES)
-}
-
-fn parse_pieces(text: &str, options: &ParseOptions, min_bytes: usize) -> Option<Built> {
-    if text.len() < min_bytes || rayon::current_num_threads() < 2 {
+    let threads = rayon::current_num_threads();
+    if threads < 2 {
         return None;
     }
-    let plan = plan(text)?;
+    parse_pieces(text, options, SPLIT_MIN_BYTES, threads * 4)
+}
+
+/// Pieces a document is cut into when they are parsed one after another.
+const SERIAL_PIECES: usize = 64;
+
+/// Parses `text` by pieces one after another, for a document the fast parser left to the
+/// reference parser: each piece again goes to the fast parser first, so the reference parser
+/// (several times slower) reads only the pieces with the constructs it is needed for.
+/// `None` as for [`parse_parallel`] (except that any number of threads will do).
+pub(crate) fn parse_pieces_after_bail(text: &str, options: &ParseOptions) -> Option<Built> {
+    parse_pieces(text, options, SPLIT_MIN_BYTES, SERIAL_PIECES)
+}
+
+fn parse_pieces(
+    text: &str,
+    options: &ParseOptions,
+    min_bytes: usize,
+    pieces: usize,
+) -> Option<Built> {
+    if text.len() < min_bytes {
+        return None;
+    }
+    let plan = plan(text, pieces)?;
     // The region becomes an empty placeholder, indented past the key that holds it (a block
     // sequence may sit at its key's own column; a flow placeholder may not).
     let placeholder = if plan.seq { "[]" } else { "{}" };
@@ -225,7 +245,7 @@ fn plain_key(line: &str) -> Option<(&str, bool)> {
 
 /// Finds the mapping to split: from the root, descend into the entry holding most of the
 /// bytes while it holds more than [`DESCEND_SHARE`] of its parent's.
-fn plan(text: &str) -> Option<Plan> {
+fn plan(text: &str, pieces: usize) -> Option<Plan> {
     let (document_start, all) = document_lines(text)?;
     let body = &all;
     let mut path = Vec::new();
@@ -262,6 +282,7 @@ fn plan(text: &str) -> Option<Plan> {
                     text,
                     body,
                     start: document_start,
+                    pieces,
                 };
                 return seq_plan(&doc, inner, child_indent, path);
             }
@@ -280,6 +301,7 @@ fn plan(text: &str) -> Option<Plan> {
             text,
             body,
             start: document_start,
+            pieces,
         };
         let entries = Entries {
             range,
@@ -389,6 +411,8 @@ struct Doc<'a> {
     text: &'a str,
     body: &'a Lines,
     start: usize,
+    /// How many pieces to cut the collection into.
+    pieces: usize,
 }
 
 /// The entry lines of one collection: its range of body lines, the line where each entry
@@ -399,7 +423,7 @@ struct Entries {
     indent: usize,
 }
 
-/// Cuts the collection's region into pieces at entry lines, about four per thread.
+/// Cuts the collection's region into about `doc.pieces` pieces at entry lines.
 fn cut(doc: &Doc<'_>, entries: Entries, path: Vec<String>, seq: bool) -> Option<Plan> {
     let (text, body) = (doc.text, doc.body);
     let Entries {
@@ -408,8 +432,7 @@ fn cut(doc: &Doc<'_>, entries: Entries, path: Vec<String>, seq: bool) -> Option<
         indent,
     } = entries;
     let region = body.start(range.start)..body.end(range.end - 1);
-    let pieces = (rayon::current_num_threads() * 4).max(2);
-    let target = region.len() / pieces;
+    let target = region.len() / doc.pieces.max(2);
     let mut cuts = vec![region.start];
     for &s in &starts[1..] {
         let at = body.start(s);
@@ -462,6 +485,7 @@ fn locate<'a>(root: &'a mut Node, path: &[String], seq: bool) -> Option<&'a mut 
 mod tests {
     use super::*;
     use crate::emit_to_string;
+    use crate::Engine;
 
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
@@ -481,7 +505,7 @@ mod tests {
     /// The split parse, when it accepts the text.
     fn split(text: &str) -> Option<String> {
         pool(2).install(|| {
-            parse_pieces(text, &ParseOptions::default(), 0)
+            parse_pieces(text, &ParseOptions::default(), 0, 8)
                 .map(|b| format!("{}{:?}", emit_to_string(&b.root).unwrap(), b.warnings))
         })
     }
@@ -541,7 +565,7 @@ mod tests {
             let text = seq_catalogue(300, indentless);
             let want = serial(&text);
             assert!(!want.starts_with("error"), "{want}\n{text}");
-            assert_eq!(plan(&text).map(|p| p.seq), Some(true));
+            assert_eq!(plan(&text, 8).map(|p| p.seq), Some(true));
             assert_eq!(split(&text).as_deref(), Some(&want[..]));
         }
     }
@@ -569,24 +593,24 @@ mod tests {
         let want = serial(&text);
         assert!(!want.starts_with("error"), "{want}");
         assert_eq!(
-            plan(&text).map(|p| p.path),
+            plan(&text, 8).map(|p| p.path),
             Some(vec!["level1".into(), "level2".into(), "objects".into()])
         );
         assert_eq!(split(&text).as_deref(), Some(&want[..]));
         assert_eq!(
-            plan(&catalogue(150)).map(|p| p.path),
+            plan(&catalogue(150), 8).map(|p| p.path),
             Some(vec!["objects".to_string()])
         );
         // A big sequence is split too (indentless or indented); a mapping whose entries are
         // not plain keys is not.
         let seq = format!("%YAML 1.1\n---\nitems:\n{}", "- {a: 1}\n".repeat(500));
         assert_eq!(
-            plan(&seq).map(|p| (p.path, p.seq)),
+            plan(&seq, 8).map(|p| (p.path, p.seq)),
             Some((vec!["items".into()], true))
         );
         assert_eq!(split(&seq).as_deref(), Some(&serial(&seq)[..]));
         let quoted = format!("---\nobjects:\n{}", "  'k': 1\n".repeat(500));
-        assert!(plan(&quoted).is_none());
+        assert!(plan(&quoted, 8).is_none());
     }
 
     #[test]
@@ -690,5 +714,39 @@ mod tests {
         assert!(one.is_none());
         let small = pool(2).install(|| parse_parallel("a: {b: 1}\n", &ParseOptions::default()));
         assert!(small.is_none());
+    }
+
+    #[test]
+    fn one_thread_keeps_the_fast_parser_for_pieces_it_can_read() {
+        // One entry in 20 000 has a block scalar with an indentation indicator, which the fast
+        // parser leaves to the reference parser: alone, it sends the whole text there.
+        let rare = "  obj05000:\n    memo: |2\n       indented by three\n";
+        let text = catalogue(20_000).replacen("  obj05000:\n", rare, 1);
+        assert!(text.len() > SPLIT_MIN_BYTES);
+        let with = |engine| ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        assert!(build(&text, 0, &with(Engine::Fast)).is_err());
+        let reference = build(&text, 0, &with(Engine::Reference)).unwrap();
+        let pieces = pool(1)
+            .install(|| parse_pieces_after_bail(&text, &ParseOptions::default()))
+            .expect("the pieces are read");
+        assert!(pieces.root.identical(&reference.root));
+        assert_eq!(format!("{:?}", pieces.warnings), format!("{:?}", reference.warnings));
+        assert_eq!(
+            pieces.root["objects"]["obj05000"]["memo"].as_str(),
+            Some(" indented by three\n")
+        );
+        // The whole document on one thread takes that path, and agrees.
+        let doc = pool(1)
+            .install(|| crate::parse_document(&text, &ParseOptions::default()))
+            .unwrap();
+        assert!(doc.root.identical(&reference.root));
+        // An error anywhere is still the reference parser's, with its location.
+        let broken = text.replacen("  obj07000:\n", "  obj07000: [unclosed\n", 1);
+        let err = pool(1).install(|| crate::parse_document(&broken, &ParseOptions::default()));
+        let serial = build(&broken, 0, &with(Engine::Reference)).map(drop);
+        assert_eq!(format!("{:?}", err.map(drop)), format!("{serial:?}"));
     }
 }
