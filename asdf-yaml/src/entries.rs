@@ -38,7 +38,6 @@ unsafe impl<Entry: Send> Send for Entries<Entry> {}
 // SAFETY: as for `Send`; `&Entries` gives shared access only.
 unsafe impl<Entry: Sync> Sync for Entries<Entry> {}
 
-
 /// Like `Vec`, running out of address space (or of the `u32` count) is a panic, not an error:
 /// no mapping a parse accepts comes near it.
 fn capacity_overflow() -> ! {
@@ -51,8 +50,8 @@ impl<Entry> Entries<Entry> {
 
     /// Where the first entry starts in an allocation: right after the header, rounded up to the
     /// entries' alignment.
-    const DATA_OFFSET: usize = std::mem::size_of::<Header>()
-        .next_multiple_of(std::mem::align_of::<Entry>());
+    const DATA_OFFSET: usize =
+        std::mem::size_of::<Header>().next_multiple_of(std::mem::align_of::<Entry>());
 
     /// The layout of an allocation for `cap` entries.
     fn layout(cap: usize) -> Layout {
@@ -103,7 +102,11 @@ impl<Entry> Entries<Entry> {
         // SAFETY: every allocation has room for the header and its padding, so `DATA_OFFSET` is
         // within it or one past its end (for capacity 0, which is never allocated).
         unsafe {
-            header.as_ptr().cast::<u8>().add(Self::DATA_OFFSET).cast::<Entry>()
+            header
+                .as_ptr()
+                .cast::<u8>()
+                .add(Self::DATA_OFFSET)
+                .cast::<Entry>()
         }
     }
 
@@ -151,9 +154,7 @@ impl<Entry> Entries<Entry> {
         if len == cap {
             self.grow((cap * 2).max(4));
         }
-        let Some(h) = self.0 else {
-            capacity_overflow()
-        };
+        let Some(h) = self.0 else { capacity_overflow() };
         // SAFETY: `grow` left room for at least `len + 1` entries; slot `len` is uninitialised.
         unsafe { Self::data(h).add(len).write(entry) };
         if let Some(header) = self.header_mut() {
@@ -300,7 +301,10 @@ mod tests {
 
     fn entry(i: usize) -> Entry {
         // Long text, so the entries own heap allocations that Miri tracks.
-        (Str::from(format!("a key long enough for the heap {i}")), i as i64)
+        (
+            Str::from(format!("a key long enough for the heap {i}")),
+            i as i64,
+        )
     }
 
     fn values(e: &Entries<Entry>) -> Vec<i64> {
@@ -331,11 +335,15 @@ mod tests {
     fn collect_and_extend_size_exactly_and_keep_the_index() {
         let mut e: Entries<Entry> = (0..5).map(entry).collect();
         assert_eq!(e.cap(), 5);
-        let index = e.index().map(|i| i.get_or_init(KeyIndex::default) as *const KeyIndex);
+        let index = e
+            .index()
+            .map(|i| i.get_or_init(KeyIndex::default) as *const KeyIndex);
         e.extend((5..9).map(entry));
         assert_eq!((e.len(), e.cap()), (9, 9));
         // Growing moved the index along with the entries.
-        let moved = e.index().map(|i| i.get_or_init(|| unreachable!()) as *const KeyIndex);
+        let moved = e
+            .index()
+            .map(|i| i.get_or_init(|| unreachable!()) as *const KeyIndex);
         assert_eq!(index, moved);
         if let Some(i) = e.index_mut().and_then(LazyIndex::get_mut) {
             i.insert(Str::from("k"), 0);

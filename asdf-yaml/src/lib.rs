@@ -28,8 +28,8 @@
 #![deny(unsafe_code)]
 
 mod document;
-mod entries;
 pub mod emit;
+mod entries;
 mod error;
 mod fast;
 mod key_index;

@@ -1148,10 +1148,16 @@ mod tests {
         assert!(n.tag().is_none() && matches!(n.0, Repr::Plain(_)));
         n.set_tag(Some("tag:example.org:a-1.0.0".into()));
         assert!(matches!(n.0, Repr::Tagged(_)));
-        assert_eq!((n.tag(), n.as_str()), (Some("tag:example.org:a-1.0.0"), Some("a value")));
+        assert_eq!(
+            (n.tag(), n.as_str()),
+            (Some("tag:example.org:a-1.0.0"), Some("a value"))
+        );
         n.set_tag(Some("tag:example.org:b-1.0.0".into()));
         *n.value_mut() = Value::Int(7);
-        assert_eq!((n.tag(), n.as_i64()), (Some("tag:example.org:b-1.0.0"), Some(7)));
+        assert_eq!(
+            (n.tag(), n.as_i64()),
+            (Some("tag:example.org:b-1.0.0"), Some(7))
+        );
         let copy = n.clone();
         n.set_tag(None);
         assert!(n.tag().is_none() && matches!(n.0, Repr::Plain(_)) && n.as_i64() == Some(7));

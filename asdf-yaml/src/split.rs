@@ -137,7 +137,10 @@ fn parse_pieces(
     }
     let (mut entries, mut items) = match plan.seq {
         true => (Default::default(), thin_vec::ThinVec::with_capacity(total)),
-        false => (crate::node::Entries::with_capacity(total), Default::default()),
+        false => (
+            crate::node::Entries::with_capacity(total),
+            Default::default(),
+        ),
     };
     let mut alias_nodes = skeleton.alias_nodes;
     let mut alias_bytes = skeleton.alias_bytes;
@@ -733,7 +736,10 @@ mod tests {
             .install(|| parse_pieces_after_bail(&text, &ParseOptions::default()))
             .expect("the pieces are read");
         assert!(pieces.root.identical(&reference.root));
-        assert_eq!(format!("{:?}", pieces.warnings), format!("{:?}", reference.warnings));
+        assert_eq!(
+            format!("{:?}", pieces.warnings),
+            format!("{:?}", reference.warnings)
+        );
         assert_eq!(
             pieces.root["objects"]["obj05000"]["memo"].as_str(),
             Some(" indented by three\n")

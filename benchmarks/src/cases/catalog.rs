@@ -194,7 +194,7 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
     })??;
     let bytes = text.len() as u64;
     let t = ctx.threads;
-    Ok(vec![
+    let mut rows = vec![
         Row::new(
             "10. parse catalogue text to a tree [1 thr] vs rapidyaml parse (no scalar resolution)",
             one,
@@ -223,7 +223,40 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
         )
         .peer("ours, reference", slow)
         .bytes(bytes),
-    ])
+    ];
+    rows.extend(rare_rows(text, &reference)?);
+    Ok(rows)
+}
+
+/// The catalogue with one construct the fast parser leaves to the reference parser (a block
+/// scalar with an indentation indicator, in the middle row), on one thread: ours against our
+/// reference parser reading all of it.
+fn rare_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
+    let Some(at) = text
+        .find("\n- id: 100000\n")
+        .or_else(|| text.find("\n- id: 50\n"))
+    else {
+        return Ok(Vec::new());
+    };
+    let line_end = at + 1 + text[at + 1..].find('\n').unwrap_or(0) + 1;
+    let rare = format!(
+        "{}  memo: |2\n     indented\n{}",
+        &text[..line_end],
+        &text[line_end..]
+    );
+    let parse = |options: &ParseOptions| {
+        on_threads(1, || {
+            best(|| asdf::yaml::parse_document(&rare, options).map_err(BenchError::ours))
+        })
+    };
+    let (ours, _) = parse(&ParseOptions::default())??;
+    let (slow, _) = parse(reference)??;
+    Ok(vec![Row::new(
+        "10. parse catalogue text with one block scalar the fast parser leaves to the reference parser [1 thr] vs our reference parser",
+        ours,
+    )
+    .peer("ours, reference", slow)
+    .bytes(rare.len() as u64)])
 }
 
 /// Our validation of `tree` with every schema its tags name: the best time, and what ran.
