@@ -39,7 +39,7 @@ unsafe impl<Entry: Send> Send for Entries<Entry> {}
 unsafe impl<Entry: Sync> Sync for Entries<Entry> {}
 
 /// Like `Vec`, running out of address space (or of the `u32` count) is a panic, not an error:
-/// no mapping a parse accepts comes near it.
+/// the parser refuses a larger mapping before (`Error::MappingTooLarge`).
 fn capacity_overflow() -> ! {
     panic!("mapping capacity overflow")
 }
@@ -152,7 +152,11 @@ impl<Entry> Entries<Entry> {
     pub(crate) fn push(&mut self, entry: Entry) {
         let (len, cap) = (self.len(), self.cap());
         if len == cap {
-            self.grow((cap * 2).max(4));
+            let bigger = cap.saturating_mul(2).clamp(4, Self::MAX_LEN);
+            if bigger == cap {
+                capacity_overflow()
+            }
+            self.grow(bigger);
         }
         let Some(h) = self.0 else { capacity_overflow() };
         // SAFETY: `grow` left room for at least `len + 1` entries; slot `len` is uninitialised.
