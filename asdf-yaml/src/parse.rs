@@ -144,6 +144,8 @@ pub(crate) struct Built {
     pub alias_nodes: u64,
     /// Scalar bytes that aliases and merges stood for (charged against `max_alias_bytes`).
     pub alias_bytes: u64,
+    /// Bytes of the distinct tags (charged against [`MAX_TAG_TOTAL_BYTES`]).
+    pub tag_bytes: usize,
 }
 
 /// Parses `text` (already prepared: no byte-order mark, YAML 1.1 line breaks rewritten) on this
@@ -405,6 +407,7 @@ impl<'t> Builder<'t> {
             warnings: self.warnings,
             alias_nodes: self.alias_nodes,
             alias_bytes: self.alias_bytes,
+            tag_bytes: self.tag_bytes,
         }
     }
 
@@ -607,17 +610,28 @@ impl<'t> Builder<'t> {
         let bad = || Error::InvalidMerge {
             location: self.loc(start),
         };
+        // The merged mapping holds at most `Mapping::MAX_LEN` entries, like any other.
+        let own_len = entries.len().saturating_sub(merges.len());
+        let add = |merged: &mut Entries, m: &Mapping| {
+            if merged.len().saturating_add(m.len()).saturating_add(own_len) > Mapping::MAX_LEN {
+                return Err(Error::MappingTooLarge {
+                    limit: Mapping::MAX_LEN,
+                    location: self.loc(start),
+                });
+            }
+            merged.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Ok(())
+        };
         for (i, (k, v)) in entries.into_vec().into_iter().enumerate() {
             if !merges.contains(&i) {
                 own.push((k, v));
                 continue;
             }
             match v.value() {
-                Value::Map(m) => merged.extend(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                Value::Map(m) => add(&mut merged, m)?,
                 Value::Seq(items) => {
                     for item in items.iter().rev() {
-                        let m = item.as_map().ok_or_else(bad)?;
-                        merged.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+                        add(&mut merged, item.as_map().ok_or_else(bad)?)?;
                     }
                 }
                 _ => return Err(bad()),

@@ -5,7 +5,9 @@
 //! independently: an entry starts on a line indented exactly like its siblings, and YAML
 //! requires everything that continues an entry (block scalars, quoted or plain scalars over
 //! several lines, flow collections) to be indented further. So the text is cut at such lines,
-//! each piece is parsed as a document of its own on the rayon pool, and the pieces' entries
+//! each piece is parsed as a document of its own on the rayon pool (or, on one thread, one after
+//! another when the fast parser left the whole text to the reference parser, so that only the
+//! pieces that need it pay for the slower parser), and the pieces' entries
 //! are joined into the mapping, in order and with the same duplicate-key rule as the serial
 //! parser. The rest of the document (the "skeleton", with `{}` where the mapping was) is
 //! parsed as usual.
@@ -27,7 +29,7 @@ pub(crate) const SPLIT_MIN_BYTES: usize = 1 << 20;
 /// A mapping is split when it holds at least this share of the document's bytes.
 const DESCEND_SHARE: f64 = 0.5;
 
-/// The lines of the document body, each packed into one word (the text of a million-line tree
+/// The lines of the document body, each packed into one `u64` (the text of a million-line tree
 /// is cut into lines before any of it is parsed: they should not outweigh the tree). Line `i`
 /// runs from `start(i)` to `start(i + 1)`; a last entry marks the end of the body.
 struct Lines(Vec<u64>);
@@ -129,9 +131,26 @@ fn parse_pieces(
         })
         .collect();
     let mut skeleton = build(&skeleton, 0, options).ok()?;
-    // The joined collection is allocated once, at its final size.
-    let total: usize = pieces.iter().flatten().map(|p| p.root.len()).sum();
-    // Beyond a mapping's size, the serial parser reports the error.
+    // Everything that sends the text to the serial parser is checked before anything is joined.
+    let pieces: Vec<Built> = pieces.into_iter().collect::<Option<_>>()?;
+    let usable = |b: &Built| b.warnings.is_empty() && b.root.tag().is_none() && !b.root.is_shared();
+    if !skeleton.warnings.is_empty() || !pieces.iter().all(usable) {
+        return None;
+    }
+    let sum = |f: fn(&Built) -> u64| pieces.iter().map(f).fold(f(&skeleton), u64::saturating_add);
+    let (alias_nodes, alias_bytes) = (sum(|b| b.alias_nodes), sum(|b| b.alias_bytes));
+    // Each piece stored its own copy of the tags it met: the sum may count a tag several times,
+    // which can only send a text to the serial parser, never let one past the limit.
+    let tag_bytes = sum(|b| b.tag_bytes as u64);
+    if alias_nodes > options.limits.max_alias_nodes
+        || alias_bytes > options.limits.max_alias_bytes
+        || tag_bytes > crate::MAX_TAG_TOTAL_BYTES as u64
+    {
+        return None;
+    }
+    // The joined collection is allocated once, at its final size (beyond a mapping's size, the
+    // serial parser reports the error).
+    let total: usize = pieces.iter().map(|p| p.root.len()).sum();
     if !plan.seq && total > crate::Mapping::MAX_LEN {
         return None;
     }
@@ -142,26 +161,12 @@ fn parse_pieces(
             Default::default(),
         ),
     };
-    let mut alias_nodes = skeleton.alias_nodes;
-    let mut alias_bytes = skeleton.alias_bytes;
-    for piece in pieces {
-        let mut piece = piece?;
-        if !piece.warnings.is_empty() || piece.root.tag().is_some() || piece.root.is_shared() {
-            return None;
-        }
-        alias_nodes = alias_nodes.saturating_add(piece.alias_nodes);
-        alias_bytes = alias_bytes.saturating_add(piece.alias_bytes);
+    for mut piece in pieces {
         match (std::mem::take(piece.root.value_mut()), plan.seq) {
             (Value::Map(m), false) => entries.extend(m),
             (Value::Seq(s), true) => items.extend(s),
             _ => return None,
         }
-    }
-    if alias_nodes > options.limits.max_alias_nodes
-        || alias_bytes > options.limits.max_alias_bytes
-        || !skeleton.warnings.is_empty()
-    {
-        return None;
     }
     let slot = locate(&mut skeleton.root, &plan.path, plan.seq)?;
     *slot = Node::new(match plan.seq {
@@ -170,6 +175,7 @@ fn parse_pieces(
     });
     skeleton.alias_nodes = alias_nodes;
     skeleton.alias_bytes = alias_bytes;
+    skeleton.tag_bytes = usize::try_from(tag_bytes).unwrap_or(usize::MAX);
     Some(skeleton)
 }
 

@@ -56,8 +56,8 @@ union Head {
     bytes: [u8; 8],
 }
 
-/// The last byte of a [`Str`]. Being an enum of 17 values, it leaves 239 byte values that no
-/// `Str` takes, in which [`Value`](crate::Value) keeps its variant (and a
+/// The last byte of a [`Str`]. Being an enum whose values end at 0x8F, it leaves the byte
+/// values 0x90 to 0xFF, which no `Str` takes, in which [`Value`](crate::Value) keeps its variant (and a
 /// [`Node`](crate::Node) whether it is tagged): so a `Value` and a `Node` are no wider than a
 /// `Str`.
 #[derive(Clone, Copy, PartialEq, Eq)]
