@@ -373,6 +373,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             (Some("%TAG"), Some(handle), Some(prefix), None)
                 if is_tag_handle(handle)
+                    // A global prefix may not start with a flow indicator (`,`).
+                    && !prefix.starts_with(',')
                     && prefix
                         .bytes()
                         .all(|c| c == b'!' || c == b',' || is_tag_char(c))
@@ -1262,8 +1264,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     Some(b',') => {
                         self.pos += 1;
                         self.flow_ws(parent)?;
+                        // A trailing comma (`[a, b, ]`, common in schemas) ends the collection.
                         if self.peek() == Some(close) {
-                            return self.bail("a trailing comma");
+                            break;
                         }
                     }
                     Some(c) if c == close => break,

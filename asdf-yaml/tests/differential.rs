@@ -120,6 +120,16 @@ fn corpus_trees_parse_identically_and_mostly_fast() {
 
 /// Edge cases of each construct the fast parser reads, and of what it leaves alone.
 const CASES: &[&str] = &[
+    // Trailing commas in flow collections (asdf-standard's schemas use them), and what is not one.
+    "a: [1, 2, ]\n",
+    "a: [1, 2,]\nb: {x: 1, y: [3,],}\n",
+    "a: [\n  1,\n  2,\n]\n",
+    "a: [,]\n",
+    "a: [1, , ]\n",
+    "a: {x: 1, , }\n",
+    "a: [1,\n ]\n",
+    "%TAG ! ,tag:example.org:\n--- !x 1\n",
+    "%TAG ! tag:example.org,2024:\n--- !x 1\n",
     "",
     "# only a comment\n",
     "a: 1\n",
