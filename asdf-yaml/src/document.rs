@@ -54,30 +54,26 @@ pub fn parse_document_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Docu
     parse_document(text, options)
 }
 
-/// The serial parse of a whole document: [`build`], except that when the fast parser leaves a
-/// large document to the reference parser on one thread, its pieces are tried first (on more
-/// threads `parse_parallel` has already tried them, each piece with the same fallback).
-fn build_whole(text: &str, options: &ParseOptions) -> Result<Built> {
+/// The tree of a document's text as given (no byte-order mark skipped, no line breaks
+/// rewritten, so that pieces of it are pieces of the text). Large trees are parsed by pieces in
+/// parallel when they qualify. On one thread, when the fast parser leaves a large tree to the
+/// reference parser, its pieces are tried first, so that only the pieces that need it pay for the
+/// slower parser. Whenever the pieces do not settle it, the serial parse decides (and reports
+/// every error).
+fn build_text(text: &str, options: &ParseOptions) -> Result<Built> {
+    if let Some(built) = crate::split::parse_parallel(text, options) {
+        return Ok(built);
+    }
     if options.engine != Engine::Auto || rayon::current_num_threads() > 1 {
         return build(text, 0, options);
     }
-    let fast = ParseOptions {
-        engine: Engine::Fast,
-        ..*options
-    };
-    if let Ok(built) = build(text, 0, &fast) {
+    let with = |engine| ParseOptions { engine, ..*options };
+    if let Ok(built) = build(text, 0, &with(Engine::Fast)) {
         return Ok(built);
     }
     match crate::split::parse_pieces_after_bail(text, options) {
         Some(built) => Ok(built),
-        None => build(
-            text,
-            0,
-            &ParseOptions {
-                engine: Engine::Reference,
-                ..*options
-            },
-        ),
+        None => build(text, 0, &with(Engine::Reference)),
     }
 }
 
@@ -89,18 +85,9 @@ pub fn parse_document(text: &str, options: &ParseOptions) -> Result<Document> {
     };
     let (yaml_version, tag_handles) = scan_directives(text);
     let text = yaml11_line_breaks(text);
-    // Large trees are parsed by pieces in parallel when they qualify; the serial parse decides
-    // everything else (and every error).
-    let parallel = match (&text, base) {
-        (Cow::Borrowed(t), 0) => crate::split::parse_parallel(t, options),
-        _ => None,
-    };
-    let built = match parallel {
-        Some(b) => b,
-        None => match (&text, base) {
-            (Cow::Borrowed(t), 0) => build_whole(t, options)?,
-            _ => build(&text, base, options)?,
-        },
+    let built = match (&text, base) {
+        (Cow::Borrowed(t), 0) => build_text(t, options)?,
+        _ => build(&text, base, options)?,
     };
     Ok(Document {
         root: built.root,

@@ -344,20 +344,18 @@ impl Node {
 
     /// Sets the tag stored on this node, boxing or unboxing the value as needed.
     fn set_own_tag(&mut self, tag: Option<Tag>) {
-        match (&mut self.0, tag) {
-            (Repr::Tagged(t), Some(tag)) => t.tag = tag,
-            (Repr::Plain(_), None) => {}
-            (repr, tag) => {
-                let value = std::mem::take(match repr {
-                    Repr::Plain(v) => v,
-                    Repr::Tagged(t) => &mut t.value,
-                });
-                *repr = match tag {
-                    Some(tag) => Repr::Tagged(Box::new(Tagged { tag, value })),
-                    None => Repr::Plain(value),
-                };
+        let tag = match (&mut self.0, tag) {
+            (Repr::Tagged(t), Some(tag)) => {
+                t.tag = tag;
+                return;
             }
-        }
+            (_, tag) => tag,
+        };
+        let value = std::mem::take(self.stored_mut());
+        self.0 = match tag {
+            Some(tag) => Repr::Tagged(Box::new(Tagged { tag, value })),
+            None => Repr::Plain(value),
+        };
     }
 
     /// The stored tag and value, taken apart.
