@@ -437,31 +437,94 @@ pub fn read_ipc_stream(path: impl AsRef<std::path::Path>) -> Result<Layout> {
     let reader = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(file), None)
         .map_err(arrow_err)?;
     let schema = reader.schema();
-    let mut batches = reader
+    let batches = reader
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(arrow_err)?;
-    let batch = if batches.len() == 1 {
-        batches.remove(0)
-    } else {
-        arrow_select::concat::concat_batches(&schema, &batches).map_err(arrow_err)?
-    };
-    from_record_batch(&batch)
+    from_record_batches(&schema, &batches)
 }
 
 /// A record batch as a layout: one column named `""` is that column's array; otherwise a
 /// record of the columns.
 pub fn from_record_batch(batch: &RecordBatch) -> Result<Layout> {
-    let schema = batch.schema();
-    if batch.num_columns() == 1 && schema.field(0).name().is_empty() {
-        return from_arrow(batch.column(0).as_ref());
+    from_record_batches(&batch.schema(), std::slice::from_ref(batch))
+}
+
+/// Record batches of one schema, in order, as one layout (see [`from_record_batch`]): each
+/// column is converted from its pieces with [`from_arrow_parts`], so no concatenated batch is
+/// built in between.
+pub fn from_record_batches(schema: &Schema, batches: &[RecordBatch]) -> Result<Layout> {
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    let columns = (0..schema.fields().len())
+        .map(|c| {
+            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+            column_from_parts(schema.field(c).data_type(), &parts)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    from_columns(schema, columns, rows)
+}
+
+/// One column of `data_type` from its pieces (none: an empty column).
+pub(crate) fn column_from_parts(data_type: &DataType, parts: &[&dyn Array]) -> Result<Layout> {
+    if parts.is_empty() {
+        return from_arrow(arrow_array::new_empty_array(data_type).as_ref());
     }
-    let s = StructArray::from(batch.clone());
-    from_arrow(&s)
+    from_arrow_parts(parts)
+}
+
+/// The layout of a table whose columns are already layouts (`rows` long each, in `schema`'s
+/// order): the column itself when it is the one column named `""`, as `ak.to_parquet` writes
+/// non-record arrays; otherwise a record of the columns.
+pub(crate) fn from_columns(
+    schema: &Schema,
+    mut columns: Vec<Layout>,
+    rows: usize,
+) -> Result<Layout> {
+    if let Some(c) = columns.iter().position(|c| c.len() != rows) {
+        return Err(unsupported(format!(
+            "column {:?} has {} rows, the table {rows}",
+            schema.field(c).name(),
+            columns[c].len()
+        )));
+    }
+    if columns.len() == 1 && schema.field(0).name().is_empty() {
+        return Ok(columns.remove(0));
+    }
+    Ok(Layout::Record(RecordArray {
+        fields: Some(schema.fields().iter().map(|f| f.name().clone()).collect()),
+        contents: columns.into_iter().map(Arc::new).collect(),
+        length: rows,
+    }))
 }
 
 /// An Arrow array as a layout (see the module documentation for the mapping).
 pub fn from_arrow(a: &dyn Array) -> Result<Layout> {
-    let l = back(a, 0)?;
+    from_arrow_parts(&[a])
+}
+
+/// Arrow arrays of one type, in order, as one layout: what [`from_arrow`] gives on their
+/// concatenation, with each value copied once, straight into the layout (primitives, booleans,
+/// times, lists, strings, binaries and structs of them; other types are concatenated by Arrow
+/// first). A column decoded in pieces (Parquet row groups, IPC batches) comes back this way.
+///
+/// ```
+/// use arrow_array::{Array, Float64Array};
+/// use asdf_awkward::arrow::from_arrow_parts;
+/// let (a, b) = (Float64Array::from(vec![1.0, 2.0]), Float64Array::from(vec![3.0]));
+/// let l = from_arrow_parts(&[&a as &dyn Array, &b]).unwrap();
+/// assert_eq!(l.to_json().unwrap(), serde_json::json!([1.0, 2.0, 3.0]));
+/// ```
+pub fn from_arrow_parts(parts: &[&dyn Array]) -> Result<Layout> {
+    let first = parts
+        .first()
+        .ok_or_else(|| unsupported("no arrays to convert"))?;
+    if let Some(p) = parts.iter().find(|p| p.data_type() != first.data_type()) {
+        return Err(unsupported(format!(
+            "pieces of one column have types {} and {}",
+            first.data_type(),
+            p.data_type()
+        )));
+    }
+    let l = back(parts, 0)?;
     // arrow-rs validates arrays it builds from files; this also covers hand-built ones.
     l.validate()?;
     Ok(l)
@@ -471,23 +534,58 @@ fn leaf(data: Buffer) -> Layout {
     Layout::Numpy(NumpyArray::from_vec(data))
 }
 
-fn values<T: arrow_array::types::ArrowPrimitiveType>(a: &dyn Array) -> Result<Vec<T::Native>> {
-    a.as_any()
-        .downcast_ref::<PrimitiveArray<T>>()
-        .map(|p| p.values().to_vec())
-        .ok_or_else(|| unsupported(format!("unexpected array for {}", a.data_type())))
+/// The values of every piece, concatenated: one copy, the pieces copied in parallel.
+fn values<T: arrow_array::types::ArrowPrimitiveType>(
+    parts: &[&dyn Array],
+) -> Result<Vec<T::Native>> {
+    let slices = parts
+        .iter()
+        .map(|a| {
+            a.as_any()
+                .downcast_ref::<PrimitiveArray<T>>()
+                .map(|p| p.values().as_ref())
+                .ok_or_else(|| unsupported(format!("unexpected array for {}", a.data_type())))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = vec![T::Native::default(); slices.iter().map(|s| s.len()).sum()];
+    fill_in_parallel(
+        &mut out,
+        &slices,
+        |s| s.len(),
+        |dst, src| dst.copy_from_slice(src),
+    );
+    Ok(out)
 }
 
-fn time(a: &dyn Array, unit: &TimeUnit, datetime: bool) -> Result<Layout> {
+/// Fills consecutive stretches of `out`, one per source and `len(source)` long, with
+/// `fill(stretch, source)` on the rayon pool.
+fn fill_in_parallel<T: Send, S: Sync>(
+    out: &mut [T],
+    sources: &[S],
+    len: impl Fn(&S) -> usize,
+    fill: impl Fn(&mut [T], &S) + Sync,
+) {
+    use rayon::prelude::*;
+    let mut rest = out;
+    let mut jobs = Vec::with_capacity(sources.len());
+    for s in sources {
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(len(s));
+        jobs.push((dst, s));
+        rest = tail;
+    }
+    jobs.into_par_iter().for_each(|(dst, s)| fill(dst, s));
+}
+
+fn time(parts: &[&dyn Array], unit: &TimeUnit, datetime: bool) -> Result<Layout> {
     let (v, u) = match (unit, datetime) {
-        (TimeUnit::Second, true) => (values::<TimestampSecondType>(a)?, "s"),
-        (TimeUnit::Millisecond, true) => (values::<TimestampMillisecondType>(a)?, "ms"),
-        (TimeUnit::Microsecond, true) => (values::<TimestampMicrosecondType>(a)?, "us"),
-        (TimeUnit::Nanosecond, true) => (values::<TimestampNanosecondType>(a)?, "ns"),
-        (TimeUnit::Second, false) => (values::<DurationSecondType>(a)?, "s"),
-        (TimeUnit::Millisecond, false) => (values::<DurationMillisecondType>(a)?, "ms"),
-        (TimeUnit::Microsecond, false) => (values::<DurationMicrosecondType>(a)?, "us"),
-        (TimeUnit::Nanosecond, false) => (values::<DurationNanosecondType>(a)?, "ns"),
+        (TimeUnit::Second, true) => (values::<TimestampSecondType>(parts)?, "s"),
+        (TimeUnit::Millisecond, true) => (values::<TimestampMillisecondType>(parts)?, "ms"),
+        (TimeUnit::Microsecond, true) => (values::<TimestampMicrosecondType>(parts)?, "us"),
+        (TimeUnit::Nanosecond, true) => (values::<TimestampNanosecondType>(parts)?, "ns"),
+        (TimeUnit::Second, false) => (values::<DurationSecondType>(parts)?, "s"),
+        (TimeUnit::Millisecond, false) => (values::<DurationMillisecondType>(parts)?, "ms"),
+        (TimeUnit::Microsecond, false) => (values::<DurationMicrosecondType>(parts)?, "us"),
+        (TimeUnit::Nanosecond, false) => (values::<DurationNanosecondType>(parts)?, "ns"),
     };
     let prim = if datetime {
         Primitive::DateTime64(u.into())
@@ -499,92 +597,192 @@ fn time(a: &dyn Array, unit: &TimeUnit, datetime: bool) -> Result<Layout> {
         .ok_or_else(|| unsupported("time values"))
 }
 
-fn offsets_i64<O: arrow_array::OffsetSizeTrait>(o: &OffsetBuffer<O>) -> Vec<i64> {
-    o.iter().map(|x| x.as_usize() as i64).collect()
+/// Whether pieces of this type are converted piece by piece (see [`from_arrow_parts`]).
+fn piecewise(t: &DataType) -> bool {
+    t.is_primitive()
+        || matches!(
+            t,
+            DataType::Boolean
+                | DataType::List(_)
+                | DataType::LargeList(_)
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::Struct(_)
+        )
 }
 
-fn back(a: &dyn Array, depth: usize) -> Result<Layout> {
+/// Pieces of one type as one layout: their values, under a validity mask when any is missing.
+fn back(parts: &[&dyn Array], depth: usize) -> Result<Layout> {
     if depth > crate::layout::MAX_NESTING {
         return Err(unsupported("nesting too deep"));
     }
-    let content = values_of(a, depth + 1)?;
-    // Missing values: a bit-packed validity, as awkward's from_arrow builds (LSB order).
-    match a.logical_nulls() {
-        Some(n) if n.null_count() > 0 && !matches!(a.data_type(), DataType::Null) => {
-            let bits: Vec<bool> = n.iter().collect();
-            let mut mask = vec![0u8; bits.len().div_ceil(8)];
-            for (i, &v) in bits.iter().enumerate() {
-                if v {
-                    mask[i / 8] |= 1 << (i % 8);
-                }
-            }
-            Ok(Layout::BitMasked(BitMaskedArray {
-                mask,
-                content: Arc::new(content),
-                masked_when: false,
-                lsb_order: true,
-            }))
-        }
-        _ => Ok(content),
+    let Some(first) = parts.first() else {
+        return Err(unsupported("no arrays to convert"));
+    };
+    if parts.len() > 1 && !piecewise(first.data_type()) {
+        let whole = arrow_select::concat::concat(parts).map_err(arrow_err)?;
+        return back(&[whole.as_ref()], depth);
     }
+    let content = values_of(parts, depth + 1)?;
+    if matches!(first.data_type(), DataType::Null) {
+        return Ok(content);
+    }
+    Ok(match validity_mask(parts) {
+        // Missing values: a bit-packed validity, as awkward's from_arrow builds (LSB order).
+        Some(mask) => Layout::BitMasked(BitMaskedArray {
+            mask,
+            content: Arc::new(content),
+            masked_when: false,
+            lsb_order: true,
+        }),
+        None => content,
+    })
 }
 
-/// The values of `a` (validity aside): one arm per Arrow type.
-fn values_of(a: &dyn Array, d: usize) -> Result<Layout> {
+/// The pieces' validity as one LSB-first bit mask (1 = present), or `None` when none is missing.
+fn validity_mask(parts: &[&dyn Array]) -> Option<Vec<u8>> {
+    let nulls: Vec<Option<NullBuffer>> = parts.iter().map(|p| p.logical_nulls()).collect();
+    if !nulls.iter().flatten().any(|n| n.null_count() > 0) {
+        return None;
+    }
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut mask = vec![0u8; total.div_ceil(8)];
+    let mut i = 0;
+    for (p, n) in parts.iter().zip(&nulls) {
+        for k in 0..p.len() {
+            if n.as_ref().is_none_or(|n| n.is_valid(k)) {
+                mask[i / 8] |= 1 << (i % 8);
+            }
+            i += 1;
+        }
+    }
+    Some(mask)
+}
+
+/// The values of the pieces (validity aside): one arm per Arrow type. Types that are not
+/// [`piecewise`] come here as one piece.
+fn values_of(parts: &[&dyn Array], d: usize) -> Result<Layout> {
     use arrow_array::cast::AsArray;
+    let a = parts[0];
+    let len = parts.iter().map(|p| p.len()).sum();
     Ok(match a.data_type() {
-        DataType::Null => nulls_from_arrow(a.len()),
-        DataType::Boolean => leaf(Buffer::Bool(a.as_boolean().values().iter().collect())),
-        DataType::Int8 => leaf(Buffer::I8(values::<Int8Type>(a)?)),
-        DataType::UInt8 => leaf(Buffer::U8(values::<UInt8Type>(a)?)),
-        DataType::Int16 => leaf(Buffer::I16(values::<Int16Type>(a)?)),
-        DataType::UInt16 => leaf(Buffer::U16(values::<UInt16Type>(a)?)),
-        DataType::Int32 => leaf(Buffer::I32(values::<Int32Type>(a)?)),
-        DataType::UInt32 => leaf(Buffer::U32(values::<UInt32Type>(a)?)),
-        DataType::Int64 => leaf(Buffer::I64(values::<Int64Type>(a)?)),
-        DataType::UInt64 => leaf(Buffer::U64(values::<UInt64Type>(a)?)),
-        DataType::Float16 => leaf(Buffer::F16(values::<Float16Type>(a)?)),
-        DataType::Float32 => leaf(Buffer::F32(values::<Float32Type>(a)?)),
-        DataType::Float64 => leaf(Buffer::F64(values::<Float64Type>(a)?)),
-        DataType::Timestamp(u, _) => time(a, u, true)?,
-        DataType::Duration(u) => time(a, u, false)?,
-        DataType::LargeList(_) => {
-            let l = a.as_list::<i64>();
-            jagged(offsets_i64(l.offsets()), l.values().as_ref(), d)?
-        }
-        DataType::List(_) => {
-            let l = a.as_list::<i32>();
-            jagged(offsets_i64(l.offsets()), l.values().as_ref(), d)?
-        }
+        DataType::Null => nulls_from_arrow(len),
+        DataType::Boolean => leaf(Buffer::Bool(
+            parts
+                .iter()
+                .flat_map(|p| p.as_boolean().values().iter())
+                .collect(),
+        )),
+        DataType::Int8 => leaf(Buffer::I8(values::<Int8Type>(parts)?)),
+        DataType::UInt8 => leaf(Buffer::U8(values::<UInt8Type>(parts)?)),
+        DataType::Int16 => leaf(Buffer::I16(values::<Int16Type>(parts)?)),
+        DataType::UInt16 => leaf(Buffer::U16(values::<UInt16Type>(parts)?)),
+        DataType::Int32 => leaf(Buffer::I32(values::<Int32Type>(parts)?)),
+        DataType::UInt32 => leaf(Buffer::U32(values::<UInt32Type>(parts)?)),
+        DataType::Int64 => leaf(Buffer::I64(values::<Int64Type>(parts)?)),
+        DataType::UInt64 => leaf(Buffer::U64(values::<UInt64Type>(parts)?)),
+        DataType::Float16 => leaf(Buffer::F16(values::<Float16Type>(parts)?)),
+        DataType::Float32 => leaf(Buffer::F32(values::<Float32Type>(parts)?)),
+        DataType::Float64 => leaf(Buffer::F64(values::<Float64Type>(parts)?)),
+        DataType::Timestamp(u, _) => time(parts, u, true)?,
+        DataType::Duration(u) => time(parts, u, false)?,
+        DataType::LargeList(_) => lists::<i64>(parts, d)?,
+        DataType::List(_) => lists::<i32>(parts, d)?,
         DataType::FixedSizeList(_, n) => {
             let l = a.as_fixed_size_list();
             Layout::Regular(RegularArray {
                 size: usize::try_from(*n).map_err(|_| unsupported("negative list size"))?,
                 length: l.len(),
-                content: Arc::new(back(l.values().as_ref(), d)?),
+                content: Arc::new(back(&[l.values().as_ref()], d)?),
             })
         }
-        DataType::LargeUtf8 => {
-            let s = a.as_string::<i64>();
-            string(offsets_i64(s.offsets()), s.values().to_vec(), true)
-        }
-        DataType::Utf8 => {
-            let s = a.as_string::<i32>();
-            string(offsets_i64(s.offsets()), s.values().to_vec(), true)
-        }
-        DataType::LargeBinary => {
-            let s = a.as_binary::<i64>();
-            string(offsets_i64(s.offsets()), s.values().to_vec(), false)
-        }
-        DataType::Binary => {
-            let s = a.as_binary::<i32>();
-            string(offsets_i64(s.offsets()), s.values().to_vec(), false)
-        }
-        DataType::Struct(fields) => struct_from_arrow(a.as_struct(), fields, d)?,
+        DataType::LargeUtf8 => bytes::<arrow_array::types::LargeUtf8Type>(parts, true)?,
+        DataType::Utf8 => bytes::<arrow_array::types::Utf8Type>(parts, true)?,
+        DataType::LargeBinary => bytes::<arrow_array::types::LargeBinaryType>(parts, false)?,
+        DataType::Binary => bytes::<arrow_array::types::BinaryType>(parts, false)?,
+        DataType::Struct(fields) => struct_from_arrow(parts, fields, d)?,
         DataType::Union(fields, _) => union_from_arrow(a, fields, d)?,
         DataType::Dictionary(_, _) => dictionary_from_arrow(a.as_any_dictionary(), d)?,
         other => return Err(unsupported(format!("Arrow type {other}"))),
     })
+}
+
+/// Offsets of every piece rebased onto one another (each piece's first offset may be past 0),
+/// and for each piece the range of its values they cover.
+fn joined_offsets<O: arrow_array::OffsetSizeTrait>(
+    pieces: &[&OffsetBuffer<O>],
+) -> (Vec<i64>, Vec<(usize, usize)>) {
+    // Per piece: its offsets after the first, and what to add to each.
+    let mut jobs = Vec::with_capacity(pieces.len());
+    let mut ranges = Vec::with_capacity(pieces.len());
+    let mut base = 0i64;
+    for o in pieces {
+        let (start, end) = (o[0].as_usize(), o[o.len() - 1].as_usize());
+        jobs.push((&o[1..], base - start as i64));
+        base += (end - start) as i64;
+        ranges.push((start, end - start));
+    }
+    let mut out = vec![0i64; jobs.iter().map(|j| j.0.len()).sum::<usize>() + 1];
+    fill_in_parallel(
+        &mut out[1..],
+        &jobs,
+        |j| j.0.len(),
+        |dst, (src, shift)| {
+            for (d, s) in dst.iter_mut().zip(src.iter()) {
+                *d = s.as_usize() as i64 + shift;
+            }
+        },
+    );
+    (out, ranges)
+}
+
+/// List pieces (`List` or `LargeList`) as one jagged array.
+fn lists<O: arrow_array::OffsetSizeTrait>(parts: &[&dyn Array], d: usize) -> Result<Layout> {
+    let lists = parts
+        .iter()
+        .map(|p| {
+            p.as_any()
+                .downcast_ref::<arrow_array::GenericListArray<O>>()
+                .ok_or_else(|| unsupported(format!("unexpected array for {}", p.data_type())))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let offsets: Vec<&OffsetBuffer<O>> = lists.iter().map(|l| l.offsets()).collect();
+    let (offsets, ranges) = joined_offsets(&offsets);
+    let values: Vec<ArrayRef> = lists
+        .iter()
+        .zip(&ranges)
+        .map(|(l, &(start, len))| l.values().slice(start, len))
+        .collect();
+    let values: Vec<&dyn Array> = values.iter().map(|v| v.as_ref()).collect();
+    Ok(Layout::Jagged(JaggedArray {
+        index: ListIndex::Offsets(offsets),
+        content: Arc::new(back(&values, d)?),
+    }))
+}
+
+/// String or binary pieces as one string array (`text`: UTF-8).
+fn bytes<T: arrow_array::types::ByteArrayType>(parts: &[&dyn Array], text: bool) -> Result<Layout> {
+    let arrays = parts
+        .iter()
+        .map(|p| {
+            p.as_any()
+                .downcast_ref::<arrow_array::GenericByteArray<T>>()
+                .ok_or_else(|| unsupported(format!("unexpected array for {}", p.data_type())))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let offsets: Vec<&OffsetBuffer<T::Offset>> = arrays.iter().map(|a| a.offsets()).collect();
+    let (offsets, ranges) = joined_offsets(&offsets);
+    let mut content = Vec::with_capacity(ranges.iter().map(|r| r.1).sum());
+    for (a, &(start, len)) in arrays.iter().zip(&ranges) {
+        content.extend_from_slice(&a.value_data()[start..start + len]);
+    }
+    Ok(Layout::String(StringArray {
+        index: ListIndex::Offsets(offsets),
+        content,
+        encoding: text.then(|| "utf-8".to_string()),
+    }))
 }
 
 /// An Arrow null array of `len` entries: an empty layout, or all entries missing.
@@ -599,16 +797,19 @@ fn nulls_from_arrow(len: usize) -> Layout {
     })
 }
 
-/// An Arrow struct array: a record of its columns.
-fn struct_from_arrow(s: &StructArray, fields: &Fields, d: usize) -> Result<Layout> {
+/// Arrow struct pieces: a record of their columns, each joined from its pieces.
+fn struct_from_arrow(parts: &[&dyn Array], fields: &Fields, d: usize) -> Result<Layout> {
+    use arrow_array::cast::AsArray;
+    let structs: Vec<&StructArray> = parts.iter().map(|p| p.as_struct()).collect();
     let mut contents = Vec::with_capacity(fields.len());
-    for c in s.columns() {
-        contents.push(Arc::new(back(c.as_ref(), d)?));
+    for c in 0..fields.len() {
+        let column: Vec<&dyn Array> = structs.iter().map(|s| s.column(c).as_ref()).collect();
+        contents.push(Arc::new(back(&column, d)?));
     }
     Ok(Layout::Record(RecordArray {
         fields: Some(fields.iter().map(|f| f.name().clone()).collect()),
         contents,
-        length: s.len(),
+        length: structs.iter().map(|s| s.len()).sum(),
     }))
 }
 
@@ -621,7 +822,7 @@ fn union_from_arrow(a: &dyn Array, fields: &UnionFields, d: usize) -> Result<Lay
     let ids: Vec<i8> = fields.iter().map(|(id, _)| id).collect();
     let mut contents = Vec::with_capacity(ids.len());
     for &id in &ids {
-        contents.push(Arc::new(back(u.child(id).as_ref(), d)?));
+        contents.push(Arc::new(back(&[u.child(id).as_ref()], d)?));
     }
     let mut tags = Vec::with_capacity(u.len());
     for &t in u.type_ids().iter() {
@@ -645,7 +846,7 @@ fn union_from_arrow(a: &dyn Array, fields: &UnionFields, d: usize) -> Result<Lay
 /// An Arrow dictionary: a categorical (`__array__: categorical`) indexed array over its values.
 fn dictionary_from_arrow(dict: &dyn arrow_array::AnyDictionaryArray, d: usize) -> Result<Layout> {
     let keys = arrow_cast_keys(dict.keys())?;
-    let values = Arc::new(back(dict.values().as_ref(), d)?);
+    let values = Arc::new(back(&[dict.values().as_ref()], d)?);
     let index = Layout::Indexed(IndexedArray {
         index: keys,
         content: values,
@@ -661,28 +862,28 @@ fn dictionary_from_arrow(dict: &dyn arrow_array::AnyDictionaryArray, d: usize) -
 /// Dictionary keys as `i64` (missing keys point at 0; the validity marks them).
 fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i64>> {
     let v: Vec<i64> = match keys.data_type() {
-        DataType::Int8 => values::<Int8Type>(keys)?
+        DataType::Int8 => values::<Int8Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
-        DataType::Int16 => values::<Int16Type>(keys)?
+        DataType::Int16 => values::<Int16Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
-        DataType::Int32 => values::<Int32Type>(keys)?
+        DataType::Int32 => values::<Int32Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
-        DataType::Int64 => values::<Int64Type>(keys)?,
-        DataType::UInt8 => values::<UInt8Type>(keys)?
+        DataType::Int64 => values::<Int64Type>(&[keys])?,
+        DataType::UInt8 => values::<UInt8Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
-        DataType::UInt16 => values::<UInt16Type>(keys)?
+        DataType::UInt16 => values::<UInt16Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
-        DataType::UInt32 => values::<UInt32Type>(keys)?
+        DataType::UInt32 => values::<UInt32Type>(&[keys])?
             .into_iter()
             .map(i64::from)
             .collect(),
@@ -699,21 +900,6 @@ fn arrow_cast_keys(keys: &dyn Array) -> Result<Vec<i64>> {
             }
         })
         .collect())
-}
-
-fn jagged(offsets: Vec<i64>, values: &dyn Array, d: usize) -> Result<Layout> {
-    Ok(Layout::Jagged(JaggedArray {
-        index: ListIndex::Offsets(offsets),
-        content: Arc::new(back(values, d)?),
-    }))
-}
-
-fn string(offsets: Vec<i64>, content: Vec<u8>, text: bool) -> Layout {
-    Layout::String(StringArray {
-        index: ListIndex::Offsets(offsets),
-        content,
-        encoding: text.then(|| "utf-8".to_string()),
-    })
 }
 
 #[cfg(test)]
@@ -740,5 +926,59 @@ mod tests {
             let b = to_record_batch(&l).unwrap();
             assert_eq!(from_record_batch(&b).unwrap().to_json().unwrap(), j, "{j}");
         }
+    }
+
+    /// Arrays built from JSON and cut into pieces at every boundary: joined piecewise, they must
+    /// read as the whole (sliced pieces start their offsets past 0, nulls fall in every piece).
+    #[test]
+    fn pieces_join_to_the_whole() {
+        let cases = [
+            json!([1.5, 2.5, 3.5, 4.5]),
+            json!([true, false, true]),
+            json!([[1, 2], [], [3], [4, 5, 6]]),
+            json!([["a"], [], ["bc", "d"], ["e"]]),
+            json!(["a", "", "héllo", "xyz"]),
+            json!([{"x": 1, "y": [true]}, {"x": 2, "y": []}, {"x": 3, "y": [false]}]),
+            json!([1, null, 3, null]),
+            json!([[1.5], null, [], [2.5, null]]),
+            json!([1, "a", [2.5], 2]),
+            json!([{"a": null}, null, {"a": 1}]),
+            json!([[[1], []], [], [[2, 3]]]),
+        ];
+        for j in cases {
+            let whole = to_arrow(&Layout::from_json(&j).unwrap()).unwrap();
+            let n = whole.len();
+            for cut in 0..=n {
+                for cut2 in cut..=n {
+                    let pieces = [
+                        whole.slice(0, cut),
+                        whole.slice(cut, cut2 - cut),
+                        whole.slice(cut2, n - cut2),
+                    ];
+                    let parts: Vec<&dyn Array> = pieces.iter().map(|p| p.as_ref()).collect();
+                    let got = from_arrow_parts(&parts).unwrap().to_json().unwrap();
+                    assert_eq!(got, j, "{j} cut at {cut}, {cut2}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn record_batches_join_and_pieces_must_agree_on_their_type() {
+        let l = Layout::from_json(&json!([{"x": 1, "s": "a"}, {"x": 2, "s": "bc"}])).unwrap();
+        let b = to_record_batch(&l).unwrap();
+        let joined = from_record_batches(&b.schema(), &[b.slice(0, 1), b.slice(1, 1)]).unwrap();
+        assert_eq!(joined.to_json().unwrap(), l.to_json().unwrap());
+        let empty = from_record_batches(&b.schema(), &[]).unwrap();
+        assert_eq!(empty.to_json().unwrap(), json!([]));
+        let (f, i) = (
+            arrow_array::Float64Array::from(vec![1.0]),
+            arrow_array::Int64Array::from(vec![1]),
+        );
+        let err = from_arrow_parts(&[&f as &dyn Array, &i])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("Float64") && err.contains("Int64"), "{err}");
+        assert!(from_arrow_parts(&[]).is_err());
     }
 }
