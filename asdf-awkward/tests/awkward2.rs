@@ -228,7 +228,7 @@ fn classes(form: &Json, out: &mut Vec<String>) {
 
 #[test]
 fn awkward2_writes_we_read_we_write_awkward2_reads() {
-    let py = asdf_testkit::require_python!();
+    let py = asdf_testkit::require_awkward2_python!();
     let tmp = asdf_testkit::TempDir::new("awk2-interop");
     let src = tmp.join("py");
     let dst = tmp.join("rs");

@@ -324,7 +324,7 @@ print(json.dumps(out))
 
 #[test]
 fn awkward2_from_buffers_reads_our_export() {
-    let py = asdf_testkit::require_python!();
+    let py = asdf_testkit::require_awkward2_python!();
     let tmp = asdf_testkit::TempDir::new("awk-interop-ak2");
     let mut expected = BTreeMap::new();
     let mut refused = Vec::new();

@@ -80,7 +80,7 @@ print(json.dumps({"checked": len(names), "failures": failures}))
 
 #[test]
 fn parquet_both_ways_with_awkward_and_pyarrow() {
-    let py = asdf_testkit::require_python!();
+    let py = asdf_testkit::require_awkward2_python!();
     let tmp = asdf_testkit::TempDir::new("awk-parquet");
     let dir = tmp.path().to_str().unwrap().to_string();
     let out = asdf_testkit::run_python(&py, &format!("{}{WRITE}", common::CONV), &[&dir]);

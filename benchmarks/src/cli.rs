@@ -3,11 +3,14 @@
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-usage: asdf-benchmarks [--python PATH] [--out FILE] [--scale F] [--only CASES] [--codecs LIST]
-                       [--dir DIR] [--quick]
+usage: asdf-benchmarks [--python PATH] [--python-awkward2 PATH] [--out FILE] [--scale F]
+                       [--only CASES] [--codecs LIST] [--dir DIR] [--quick]
 
   --python PATH  interpreter of the interop venv (asdf 6.0.0, numpy, awkward0, ...);
-                 default target/interop-venv/bin/python; `none` skips the Python peers
+                 default target/interop-venv/bin/python; `none` skips every Python peer
+  --python-awkward2 PATH
+                 interpreter of the awkward 2 venv (awkward 2, pyarrow, NumPy 2) for case 11;
+                 default target/awkward2-venv/bin/python; `none` skips those peers
   --out FILE     Markdown report to write (default BENCHMARKS.md)
   --scale F      multiply every data size by F (default 1: 1 GiB arrays, 50 MB tree,
                  10 000 arrays, 10 million jagged lists); use 0.05 while developing
@@ -22,6 +25,7 @@ usage: asdf-benchmarks [--python PATH] [--out FILE] [--scale F] [--only CASES] [
 #[derive(Debug)]
 pub struct Args {
     pub python: Option<PathBuf>,
+    pub python_awkward2: Option<PathBuf>,
     pub out: PathBuf,
     pub scale: f64,
     pub only: Option<Vec<String>>,
@@ -36,6 +40,7 @@ impl Args {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let mut a = Args {
             python: Some(root.join("../target/interop-venv/bin/python")),
+            python_awkward2: Some(root.join("../target/awkward2-venv/bin/python")),
             out: PathBuf::from("BENCHMARKS.md"),
             scale: 1.0,
             only: None,
@@ -50,6 +55,10 @@ impl Args {
                 "--python" => {
                     let v = value()?;
                     a.python = (v != "none").then(|| PathBuf::from(v));
+                }
+                "--python-awkward2" => {
+                    let v = value()?;
+                    a.python_awkward2 = (v != "none").then(|| PathBuf::from(v));
                 }
                 "--out" => a.out = PathBuf::from(value()?),
                 "--dir" => a.dir = PathBuf::from(value()?),
@@ -85,6 +94,9 @@ impl Args {
                 "-h" | "--help" => a.help = true,
                 other => return Err(format!("unknown argument `{other}`")),
             }
+        }
+        if a.python.is_none() {
+            a.python_awkward2 = None;
         }
         Ok(a)
     }

@@ -52,6 +52,7 @@ fn run(args: &cli::Args) -> Result<(), measure::BenchError> {
     eprintln!("machine: {}", machine.long());
     let dir = data::ScratchDir::create(&args.dir)?;
     let py = python::Python::new(args.python.clone());
+    let py_awkward2 = python::Python::new(args.python_awkward2.clone());
     let codecs: Vec<&'static str> = cases::CODEC_NAMES
         .iter()
         .copied()
@@ -72,6 +73,7 @@ fn run(args: &cli::Args) -> Result<(), measure::BenchError> {
             dir: dir.path(),
             scale: args.scale,
             py: &py,
+            py_awkward2: &py_awkward2,
             threads: machine.cores,
             codecs: &codecs,
         };
@@ -105,13 +107,15 @@ mod tests {
     use super::{cli, run};
     use std::path::PathBuf;
 
-    fn args(python: &str, name: &str) -> (cli::Args, PathBuf, PathBuf) {
+    fn args(python: &str, awkward2: &str, name: &str) -> (cli::Args, PathBuf, PathBuf) {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-smoke");
         let out = root.join(format!("{name}.md"));
         let dir = root.join(name);
         let argv = [
             "--python",
             python,
+            "--python-awkward2",
+            awkward2,
             "--scale",
             "0.0005",
             "--out",
@@ -188,30 +192,46 @@ mod tests {
 
     #[test]
     fn every_case_runs_without_python() {
-        let (a, out, dir) = args("none", "no-python");
+        let (a, out, dir) = args("none", "none", "no-python");
         run(&a).unwrap();
         check_report(&std::fs::read_to_string(&out).unwrap(), false);
         assert!(!dir.exists(), "generated data must be deleted");
     }
 
+    /// `$var`, else `target/<venv>/bin/python`, when it exists; a missing one fails under
+    /// `cargo xtask test` (which sets ASDF_REQUIRE_INTEROP) and skips elsewhere.
+    fn venv_python(var: &str, venv: &str) -> Option<PathBuf> {
+        let py = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../target")
+                .join(venv)
+                .join("bin/python")
+        });
+        if py.exists() {
+            return Some(py);
+        }
+        assert!(
+            std::env::var_os("ASDF_REQUIRE_INTEROP").is_none(),
+            "no {venv} at {}",
+            py.display()
+        );
+        eprintln!("SKIPPED interop test: no {venv} at {}", py.display());
+        None
+    }
+
     #[test]
     fn every_case_runs_against_the_python_peers() {
-        let py = std::env::var_os("ASDF_TEST_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interop-venv/bin/python")
-            });
-        if !py.exists() {
-            // `cargo xtask test` sets ASDF_REQUIRE_INTEROP: there a missing peer is a failure.
-            assert!(
-                std::env::var_os("ASDF_REQUIRE_INTEROP").is_none(),
-                "no interop venv at {}",
-                py.display()
-            );
-            eprintln!("SKIPPED interop test: no interop venv at {}", py.display());
+        let (Some(py), Some(awkward2)) = (
+            venv_python("ASDF_TEST_PYTHON", "interop-venv"),
+            venv_python("ASDF_TEST_PYTHON_AWKWARD2", "awkward2-venv"),
+        ) else {
             return;
-        }
-        let (a, out, dir) = args(&py.display().to_string(), "python");
+        };
+        let (a, out, dir) = args(
+            &py.display().to_string(),
+            &awkward2.display().to_string(),
+            "python",
+        );
         run(&a).unwrap();
         check_report(&std::fs::read_to_string(&out).unwrap(), true);
         assert!(!dir.exists(), "generated data must be deleted");
@@ -230,7 +250,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(a.scale, 0.05);
-        assert!(a.python.is_none());
+        assert!(a.python.is_none() && a.python_awkward2.is_none());
+        let b = parse(&["--python-awkward2", "none"]).unwrap();
+        assert!(b.python.is_some() && b.python_awkward2.is_none());
         assert!(a.selected("tree") && a.selected("awkward") && !a.selected("many"));
         assert!(parse(&["--scale", "0"]).is_err());
         assert!(parse(&["--scale", "nan"]).is_err());

@@ -72,11 +72,24 @@ pub fn interop_required() -> bool {
 /// printing why the caller skips) when neither exists and interop is not required; panics when it
 /// is required.
 pub fn python() -> Option<PathBuf> {
-    let candidate = match std::env::var_os("ASDF_TEST_PYTHON") {
+    find_python("ASDF_TEST_PYTHON", "interop-venv")
+}
+
+/// The awkward 2 interpreter: awkward 2 and pyarrow as current releases (on NumPy 2, which
+/// awkward0 cannot run on), with Python asdf.
+///
+/// Looks at `$ASDF_TEST_PYTHON_AWKWARD2`, then at `target/awkward2-venv/bin/python`; skips or
+/// panics like [`python`].
+pub fn python_awkward2() -> Option<PathBuf> {
+    find_python("ASDF_TEST_PYTHON_AWKWARD2", "awkward2-venv")
+}
+
+fn find_python(var: &str, venv: &str) -> Option<PathBuf> {
+    let candidate = match std::env::var_os(var) {
         Some(p) => PathBuf::from(p),
         None => workspace_root()
             .join("target")
-            .join("interop-venv")
+            .join(venv)
             .join("bin")
             .join("python"),
     };
@@ -84,7 +97,7 @@ pub fn python() -> Option<PathBuf> {
         return Some(candidate);
     }
     let msg = format!(
-        "interop Python not found at {} (run `cargo xtask test`, or set ASDF_TEST_PYTHON)",
+        "interop Python not found at {} (run `cargo xtask test`, or set {var})",
         candidate.display()
     );
     if interop_required() {
@@ -99,6 +112,18 @@ pub fn python() -> Option<PathBuf> {
 macro_rules! require_python {
     () => {
         match $crate::python() {
+            Some(p) => p,
+            None => return,
+        }
+    };
+}
+
+/// Evaluates to the awkward 2 interpreter ([`python_awkward2`]), or returns from the calling test
+/// after the skip message.
+#[macro_export]
+macro_rules! require_awkward2_python {
+    () => {
+        match $crate::python_awkward2() {
             Some(p) => p,
             None => return,
         }

@@ -1,14 +1,15 @@
 //! `cargo xtask <command>`: the workspace's automation.
 //!
 //! * `test [-- <cargo test args>]`: builds the interop virtualenv under `target/interop-venv` (the
-//!   Python peers pinned in `xtask/interop-requirements.txt`) when it is missing or stale, then
+//!   Python peers pinned in `xtask/interop-requirements.txt`) and the awkward 2 one under
+//!   `target/awkward2-venv` (`xtask/awkward2-requirements.txt`) when missing or stale, then
 //!   runs the whole workspace test suite with interop tests required (a missing peer fails), then
 //!   the tests of optional features (`asdf-block/bls2`, installing cmake with apt-get if needed),
 //!   builds the `asdf_rs` Python package into the venv and runs its pytest suite, and fails on
 //!   any `cargo fmt --check`, `cargo clippy --all-targets -D warnings` or rustdoc warning
 //!   (`lint`).
 //! * `lint`: only the formatting, clippy and rustdoc checks.
-//! * `venv`: only (re)builds the virtualenv and prints its interpreter's path.
+//! * `venv`: only (re)builds the virtualenvs and prints their interpreters' paths.
 //! * `python`: only the `asdf_rs` Python package step of `test`.
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
-        Some("venv") => venv().map(|p| println!("{}", p.display())),
+        Some("venv") => [INTEROP, AWKWARD2]
+            .iter()
+            .try_for_each(|v| ensure_venv(v).map(|p| println!("{}", p.display()))),
         Some("conformance") => conformance(),
         Some("python") => venv().and_then(|p| python_package(&p)),
         Some("bench") => bench(&args[1..]),
@@ -92,14 +95,49 @@ fn pip_install(python: &Path, requirements: &Path) -> Result<(), String> {
         .arg(requirements))
 }
 
-/// Creates or refreshes `target/interop-venv` and returns its interpreter.
+/// A virtualenv under `target/` that `cargo xtask test` builds from a pinned requirements file.
+struct Venv {
+    /// Its directory under `target/`.
+    dir: &'static str,
+    /// The pinned requirements.
+    requirements: &'static str,
+    /// A Python statement that must run once they are installed (imports, versions printed).
+    check: &'static str,
+}
+
+/// The peers of every interop test but awkward 2's: asdf 6.0.0, awkward0 (so NumPy 1.26), the
+/// codecs, the S3 server, the astronomy packages, and awkward 2 for the `asdf_rs` package.
+const INTEROP: Venv = Venv {
+    dir: "interop-venv",
+    requirements: REQUIREMENTS,
+    check: "import asdf, asdf_compression, numpy, lz4, zstandard, blosc, awkward0, awkward; \
+            print('interop peers: asdf', asdf.__version__, 'numpy', numpy.__version__, \
+            'awkward0', awkward0.__version__, 'awkward', awkward.__version__)",
+};
+
+/// awkward 2 and pyarrow as awkward users have them today (current pyarrow needs NumPy 2, which
+/// awkward0 cannot run on): the awkward 2 interop tests and benchmark case 11 run against it.
+const AWKWARD2: Venv = Venv {
+    dir: "awkward2-venv",
+    requirements: include_str!("../awkward2-requirements.txt"),
+    check: "import asdf, numpy, awkward, pyarrow; \
+            print('awkward 2 peers: awkward', awkward.__version__, 'pyarrow', \
+            pyarrow.__version__, 'numpy', numpy.__version__, 'asdf', asdf.__version__)",
+};
+
+/// The interop virtualenv's interpreter (built or refreshed first).
 fn venv() -> Result<PathBuf, String> {
-    let dir = workspace_root().join("target").join("interop-venv");
+    ensure_venv(&INTEROP)
+}
+
+/// Creates or refreshes `target/<venv.dir>` and returns its interpreter.
+fn ensure_venv(venv: &Venv) -> Result<PathBuf, String> {
+    let dir = workspace_root().join("target").join(venv.dir);
     let python = dir.join("bin").join("python");
     let stamp = dir.join("requirements.stamp");
     let fresh = python.exists()
         && std::fs::read_to_string(&stamp)
-            .map(|s| s == REQUIREMENTS)
+            .map(|s| s == venv.requirements)
             .unwrap_or(false);
     if fresh {
         return Ok(python);
@@ -107,14 +145,14 @@ fn venv() -> Result<PathBuf, String> {
     let host_python = ["python3", "python"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok())
-        .ok_or("no python3 on PATH: the interop tests need CPython >= 3.9 with venv")?;
+        .ok_or("no python3 on PATH: the interop tests need CPython >= 3.10 with venv")?;
     std::fs::create_dir_all(workspace_root().join("target"))
         .map_err(|e| format!("cannot create target/: {e}"))?;
     run(Command::new(host_python)
         .args(["-m", "venv", "--clear"])
         .arg(&dir))?;
     let req = dir.join("requirements.txt");
-    std::fs::write(&req, REQUIREMENTS)
+    std::fs::write(&req, venv.requirements)
         .map_err(|e| format!("cannot write {}: {e}", req.display()))?;
     run(Command::new(&python).args([
         "-m",
@@ -127,13 +165,8 @@ fn venv() -> Result<PathBuf, String> {
     ]))?;
     pip_install(&python, &req)?;
     // Prove the peers import before any test relies on them.
-    run(Command::new(&python).args([
-        "-c",
-        "import asdf, asdf_compression, numpy, lz4, zstandard, blosc, awkward0, awkward, pyarrow; \
-         print('interop peers: asdf', asdf.__version__, 'numpy', numpy.__version__, \
-         'awkward0', awkward0.__version__, 'awkward', awkward.__version__)",
-    ]))?;
-    std::fs::write(&stamp, REQUIREMENTS)
+    run(Command::new(&python).args(["-c", venv.check]))?;
+    std::fs::write(&stamp, venv.requirements)
         .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(python)
 }
@@ -142,12 +175,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     // Formatting first: it takes a second and says at once what a reviewer would.
     fmt_check()?;
     let python = venv()?;
+    let awkward2 = ensure_venv(&AWKWARD2)?;
     let extra: Vec<&String> = extra.iter().skip_while(|a| *a == "--").collect();
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "--workspace"])
         .args(&extra)
         .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_TEST_PYTHON_AWKWARD2", &awkward2)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     conformance()?;
     python_package(&python)?;
@@ -158,6 +193,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(["test", "--manifest-path", "benchmarks/Cargo.toml"])
         .env("CARGO_TARGET_DIR", shared_target())
         .env("ASDF_TEST_PYTHON", &python)
+        .env("ASDF_TEST_PYTHON_AWKWARD2", &awkward2)
         .env("ASDF_REQUIRE_INTEROP", "1"))?;
     // Optional features that need more than a C compiler: Blosc2 (`bls2`) builds with cmake.
     ensure_cmake()?;
@@ -297,6 +333,7 @@ fn shared_target() -> PathBuf {
 /// because its crates.io peers would make package names ambiguous here), with the venv's Python.
 fn bench(extra: &[String]) -> Result<(), String> {
     let python = venv()?;
+    let awkward2 = ensure_venv(&AWKWARD2)?;
     // Case 8 times the Python package: built as a release wheel would be.
     build_python_package(&python, true)?;
     let root = workspace_root();
@@ -309,6 +346,8 @@ fn bench(extra: &[String]) -> Result<(), String> {
         .arg("--")
         .arg("--python")
         .arg(&python)
+        .arg("--python-awkward2")
+        .arg(&awkward2)
         .arg("--out")
         .arg(root.join("BENCHMARKS.md"))
         .args(extra))

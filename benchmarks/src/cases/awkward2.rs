@@ -1,6 +1,6 @@
 //! Case 11: awkward 2's own persistence and its bridge to the data world, ours against awkward 2
-//! 2.14 (and pyarrow) on the same arrays: a jagged array of 10 million lists (`float64`,
-//! counts `i % 5`) and a table of 1 million records `{x: float64, n: [int64], s: string}` —
+//! 2.14 and pyarrow 26 (the awkward 2 venv, on NumPy 2) on the same arrays: a jagged array of
+//! 10 million lists (`float64`, counts `i % 5`) and a table of 1 million records `{x: float64, n: [int64], s: string}` —
 //! saved and loaded as `ak.to_buffers` buffers (a directory and an `.npz`) and as Parquet.
 //! Loads are timed on the same files on both sides (awkward 2's directory, `.npz` and
 //! `ak.to_parquet` file, pyarrow's Parquet file); each side also reads the other's files and
@@ -209,7 +209,7 @@ fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> 
     let want = summary(layout);
     let [save_dir, save_npz, save_pq] = save(kind, layout, ctx.dir)?;
     let py = ctx
-        .py
+        .py_awkward2
         .run(PY, &[kind.into(), n.to_string(), arg(ctx.dir)])?;
     agree_py(kind, &py, want)?;
     let [load_dir, load_npz, load_ak, load_pa] = load(kind, ctx.dir, py.is_some(), want)?;

@@ -27,6 +27,8 @@ pub struct Ctx<'a> {
     /// Size multiplier (1 = the sizes of the issue).
     pub scale: f64,
     pub py: &'a Python,
+    /// The awkward 2 venv's interpreter (awkward 2 and pyarrow on NumPy 2): case 11's peers.
+    pub py_awkward2: &'a Python,
     /// Cores available (the size of the "all cores" rayon pool).
     pub threads: usize,
     /// The codecs of the compressed case to run.
