@@ -538,15 +538,8 @@ fn leaf(data: Buffer) -> Layout {
 fn values<T: arrow_array::types::ArrowPrimitiveType>(
     parts: &[&dyn Array],
 ) -> Result<Vec<T::Native>> {
-    let slices = parts
-        .iter()
-        .map(|a| {
-            a.as_any()
-                .downcast_ref::<PrimitiveArray<T>>()
-                .map(|p| p.values().as_ref())
-                .ok_or_else(|| unsupported(format!("unexpected array for {}", a.data_type())))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let arrays = downcast_all::<PrimitiveArray<T>>(parts)?;
+    let slices: Vec<&[T::Native]> = arrays.iter().map(|p| p.values().as_ref()).collect();
     let mut out = vec![T::Native::default(); slices.iter().map(|s| s.len()).sum()];
     fill_in_parallel(
         &mut out,
@@ -555,6 +548,18 @@ fn values<T: arrow_array::types::ArrowPrimitiveType>(
         |dst, src| dst.copy_from_slice(src),
     );
     Ok(out)
+}
+
+/// Every piece as the concrete array type `A` its data type promises.
+fn downcast_all<'a, A: Array + 'static>(parts: &[&'a dyn Array]) -> Result<Vec<&'a A>> {
+    parts
+        .iter()
+        .map(|p| {
+            p.as_any()
+                .downcast_ref::<A>()
+                .ok_or_else(|| unsupported(format!("unexpected array for {}", p.data_type())))
+        })
+        .collect()
 }
 
 /// Fills consecutive stretches of `out`, one per source and `len(source)` long, with
@@ -740,14 +745,7 @@ fn joined_offsets<O: arrow_array::OffsetSizeTrait>(
 
 /// List pieces (`List` or `LargeList`) as one jagged array.
 fn lists<O: arrow_array::OffsetSizeTrait>(parts: &[&dyn Array], d: usize) -> Result<Layout> {
-    let lists = parts
-        .iter()
-        .map(|p| {
-            p.as_any()
-                .downcast_ref::<arrow_array::GenericListArray<O>>()
-                .ok_or_else(|| unsupported(format!("unexpected array for {}", p.data_type())))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let lists = downcast_all::<arrow_array::GenericListArray<O>>(parts)?;
     let offsets: Vec<&OffsetBuffer<O>> = lists.iter().map(|l| l.offsets()).collect();
     let (offsets, ranges) = joined_offsets(&offsets);
     let values: Vec<ArrayRef> = lists
@@ -764,14 +762,7 @@ fn lists<O: arrow_array::OffsetSizeTrait>(parts: &[&dyn Array], d: usize) -> Res
 
 /// String or binary pieces as one string array (`text`: UTF-8).
 fn bytes<T: arrow_array::types::ByteArrayType>(parts: &[&dyn Array], text: bool) -> Result<Layout> {
-    let arrays = parts
-        .iter()
-        .map(|p| {
-            p.as_any()
-                .downcast_ref::<arrow_array::GenericByteArray<T>>()
-                .ok_or_else(|| unsupported(format!("unexpected array for {}", p.data_type())))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let arrays = downcast_all::<arrow_array::GenericByteArray<T>>(parts)?;
     let offsets: Vec<&OffsetBuffer<T::Offset>> = arrays.iter().map(|a| a.offsets()).collect();
     let (offsets, ranges) = joined_offsets(&offsets);
     let mut content = Vec::with_capacity(ranges.iter().map(|r| r.1).sum());
