@@ -455,30 +455,35 @@ pub fn from_record_batch(batch: &RecordBatch) -> Result<Layout> {
 pub fn from_record_batches(schema: &Schema, batches: &[RecordBatch]) -> Result<Layout> {
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
     let columns = (0..schema.fields().len())
-        .map(|c| {
-            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
-            column_from_parts(schema.field(c).data_type(), &parts)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    from_columns(schema, columns, rows)
+        .map(|c| batches.iter().map(|b| b.column(c).as_ref()).collect())
+        .collect();
+    from_column_pieces(schema, columns, rows)
 }
 
-/// One column of `data_type` from its pieces (none: an empty column).
-pub(crate) fn column_from_parts(data_type: &DataType, parts: &[&dyn Array]) -> Result<Layout> {
-    if parts.is_empty() {
-        return from_arrow(arrow_array::new_empty_array(data_type).as_ref());
-    }
-    from_arrow_parts(parts)
+/// A table from the pieces of each of its columns (`columns[c]`: column `c`'s arrays in order;
+/// none: an empty column), `rows` long: the columns are converted in parallel with
+/// [`from_arrow_parts`], then laid out as [`from_record_batch`] does.
+pub(crate) fn from_column_pieces(
+    schema: &Schema,
+    columns: Vec<Vec<&dyn Array>>,
+    rows: usize,
+) -> Result<Layout> {
+    use rayon::prelude::*;
+    let layouts = columns
+        .into_par_iter()
+        .enumerate()
+        .map(|(c, parts)| match parts.is_empty() {
+            true => from_arrow(arrow_array::new_empty_array(schema.field(c).data_type()).as_ref()),
+            false => from_arrow_parts(&parts),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    from_columns(schema, layouts, rows)
 }
 
 /// The layout of a table whose columns are already layouts (`rows` long each, in `schema`'s
 /// order): the column itself when it is the one column named `""`, as `ak.to_parquet` writes
 /// non-record arrays; otherwise a record of the columns.
-pub(crate) fn from_columns(
-    schema: &Schema,
-    mut columns: Vec<Layout>,
-    rows: usize,
-) -> Result<Layout> {
+fn from_columns(schema: &Schema, mut columns: Vec<Layout>, rows: usize) -> Result<Layout> {
     if let Some(c) = columns.iter().position(|c| c.len() != rows) {
         return Err(unsupported(format!(
             "column {:?} has {} rows, the table {rows}",
@@ -675,9 +680,9 @@ fn values_of(parts: &[&dyn Array], d: usize) -> Result<Layout> {
     Ok(match a.data_type() {
         DataType::Null => nulls_from_arrow(len),
         DataType::Boolean => leaf(Buffer::Bool(
-            parts
+            downcast_all::<BooleanArray>(parts)?
                 .iter()
-                .flat_map(|p| p.as_boolean().values().iter())
+                .flat_map(|p| p.values().iter())
                 .collect(),
         )),
         DataType::Int8 => leaf(Buffer::I8(values::<Int8Type>(parts)?)),
@@ -765,10 +770,18 @@ fn bytes<T: arrow_array::types::ByteArrayType>(parts: &[&dyn Array], text: bool)
     let arrays = downcast_all::<arrow_array::GenericByteArray<T>>(parts)?;
     let offsets: Vec<&OffsetBuffer<T::Offset>> = arrays.iter().map(|a| a.offsets()).collect();
     let (offsets, ranges) = joined_offsets(&offsets);
-    let mut content = Vec::with_capacity(ranges.iter().map(|r| r.1).sum());
-    for (a, &(start, len)) in arrays.iter().zip(&ranges) {
-        content.extend_from_slice(&a.value_data()[start..start + len]);
-    }
+    let pieces: Vec<&[u8]> = arrays
+        .iter()
+        .zip(&ranges)
+        .map(|(a, &(start, len))| &a.value_data()[start..start + len])
+        .collect();
+    let mut content = vec![0u8; ranges.iter().map(|r| r.1).sum()];
+    fill_in_parallel(
+        &mut content,
+        &pieces,
+        |p| p.len(),
+        |dst, src| dst.copy_from_slice(src),
+    );
     Ok(Layout::String(StringArray {
         index: ListIndex::Offsets(offsets),
         content,
@@ -790,8 +803,7 @@ fn nulls_from_arrow(len: usize) -> Layout {
 
 /// Arrow struct pieces: a record of their columns, each joined from its pieces.
 fn struct_from_arrow(parts: &[&dyn Array], fields: &Fields, d: usize) -> Result<Layout> {
-    use arrow_array::cast::AsArray;
-    let structs: Vec<&StructArray> = parts.iter().map(|p| p.as_struct()).collect();
+    let structs = downcast_all::<StructArray>(parts)?;
     let mut contents = Vec::with_capacity(fields.len());
     for c in 0..fields.len() {
         let column: Vec<&dyn Array> = structs.iter().map(|s| s.column(c).as_ref()).collect();

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use arrow_array::{Array, ArrayRef};
+use arrow_array::ArrayRef;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -16,7 +16,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
-use crate::arrow::{column_from_parts, from_columns, to_record_batch};
+use crate::arrow::{from_column_pieces, to_record_batch};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
@@ -87,17 +87,15 @@ pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
         .into_par_iter()
         .map(|k| column_chunk(path, &meta, k / groups.max(1), k % groups.max(1)))
         .collect::<Result<Vec<_>>>()?;
-    let layouts = (0..columns)
-        .into_par_iter()
+    let pieces = (0..columns)
         .map(|c| {
-            let pieces = chunks[c * groups..(c + 1) * groups].iter().flatten();
-            let parts: Vec<&dyn Array> = pieces.map(|a| a.as_ref()).collect();
-            column_from_parts(schema.field(c).data_type(), &parts)
+            let chunks = chunks[c * groups..(c + 1) * groups].iter().flatten();
+            chunks.map(|a| a.as_ref()).collect()
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect();
     let rows = meta.metadata().file_metadata().num_rows();
     let rows = usize::try_from(rows).map_err(|_| pq_err(path, format!("{rows} rows")))?;
-    from_columns(&schema, layouts, rows)
+    from_column_pieces(&schema, pieces, rows)
 }
 
 /// Rows per decoded batch: small enough that the decoder's buffers stay in cache and are reused
