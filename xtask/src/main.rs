@@ -71,9 +71,15 @@ fn cargo() -> String {
 fn run(cmd: &mut Command) -> Result<(), String> {
     let shown = format!("{cmd:?}");
     eprintln!("xtask: running {shown}");
+    let started = std::time::Instant::now();
     let status = cmd
         .status()
         .map_err(|e| format!("cannot start {shown}: {e}"))?;
+    // Each step's duration, so a slow CI run says where its time went.
+    eprintln!(
+        "xtask: {:.0} s for {shown}",
+        started.elapsed().as_secs_f64()
+    );
     if status.success() {
         Ok(())
     } else {
