@@ -47,11 +47,10 @@
 //! # Containers
 //!
 //! Reading goes through [`BlobStore`], writing through [`BlobSink`]: [`AwkdFile`] /
-//! [`save_awkd`] (ZIP), [`DirStore`] (a directory of files) and [`MemoryStore`]. An ASDF store
-//! (blobs as ASDF blocks, the schema in the YAML tree) is meant to implement the same two
-//! traits; [`serialize`] returns the schema without storing it and [`read_schema`] evaluates a
-//! schema that came from elsewhere, which is what such a store needs. It is not part of this
-//! crate yet.
+//! [`save_awkd`] (ZIP), [`DirStore`] (a directory of files) and [`MemoryStore`]. With the `asdf`
+//! feature (on by default), `to_asdf`/`from_asdf` keep the blobs as ASDF blocks and the schema
+//! in the YAML tree ([`serialize`] returns a schema without storing it and [`read_schema`]
+//! evaluates one that came from elsewhere, which is what that store uses).
 //!
 //! # awkward 2
 //!

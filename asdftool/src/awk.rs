@@ -1,5 +1,7 @@
-//! Awkward Array 0.x (`.awkd`) verbs: `info`, `verify`, `awkward to-json`, `awkward from-json`,
-//! and the `.awkd` side of `convert`, over the `asdf-awkward` crate.
+//! Awkward array verbs: `info`, `verify`, `awkward to-json`, `awkward from-json`, and the
+//! awkward side of `convert`, over the `asdf-awkward` crate. The containers: awkward0's `.awkd`
+//! (several named arrays), awkward 2 buffers in an `.npz` or a directory, and Parquet (one
+//! array each), and awkward arrays stored in ASDF trees.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -10,6 +12,7 @@ use serde_json::json;
 
 use crate::error::{CliError, Result};
 use crate::input::check_readable;
+use crate::sniff::Format;
 
 fn open(path: &Path) -> Result<AwkdFile> {
     check_readable(path)?;
@@ -17,8 +20,11 @@ fn open(path: &Path) -> Result<AwkdFile> {
         .map_err(|e| CliError::invalid(path, e))
 }
 
-/// `info` of an `.awkd` file: its arrays, their classes and lengths.
-pub fn info(path: &Path, as_json: bool) -> Result<String> {
+/// `info` of a file of awkward arrays (`fmt`): its arrays, their classes and lengths.
+pub fn info(path: &Path, fmt: Format, as_json: bool) -> Result<String> {
+    if fmt != Format::Awkd {
+        return info_single(path, fmt, as_json);
+    }
     let f = open(path)?;
     let names = f.array_names();
     let mut rows = Vec::new();
@@ -60,8 +66,38 @@ pub fn info(path: &Path, as_json: bool) -> Result<String> {
     Ok(out)
 }
 
-/// Reads every array of an `.awkd` file completely.
-pub fn verify(path: &Path) -> Result<crate::report::Report> {
+/// `info` of a one-array container (awkward 2 buffers, Parquet): its class and length.
+fn info_single(path: &Path, fmt: Format, as_json: bool) -> Result<String> {
+    let (_, l) = read_one(path, fmt, None)?;
+    if as_json {
+        let j = json!({"format": fmt.name(), "class": l.class_name(), "length": l.len()});
+        return Ok(serde_json::to_string_pretty(&j).unwrap_or_default() + "\n");
+    }
+    Ok(format!(
+        "{} {}: {} of length {}\n",
+        fmt.name(),
+        path.display(),
+        l.class_name(),
+        l.len()
+    ))
+}
+
+/// Reads every array of a file of awkward arrays (`fmt`) completely.
+pub fn verify(path: &Path, fmt: Format) -> Result<crate::report::Report> {
+    if fmt != Format::Awkd {
+        // Reading awkward 2 buffers or Parquet validates the whole layout.
+        let (_, l) = read_one(path, fmt, None)?;
+        return Ok(crate::report::Report {
+            lines: vec![format!(
+                "{}: {} of length {}",
+                fmt.name(),
+                l.class_name(),
+                l.len()
+            )],
+            arrays: 1,
+            ..Default::default()
+        });
+    }
     let f = open(path)?;
     let mut r = crate::report::Report::default();
     for n in f.array_names() {
@@ -101,6 +137,110 @@ pub fn read_all(path: &Path) -> Result<Vec<(String, Layout)>> {
         .collect()
 }
 
+/// The arrays of the file of awkward arrays at `path` (in format `fmt`), by name: of an
+/// `.awkd` file every array, or the one `name` picks; of the one-array containers (awkward 2
+/// `.npz` or buffers directory, Parquet) their array, named `name` or `data`.
+pub fn read_arrays(path: &Path, fmt: Format, name: Option<&str>) -> Result<Vec<(String, Layout)>> {
+    let layout = match fmt {
+        Format::Awkd if name.is_some() => return Ok(vec![read_named(path, name)?]),
+        Format::Awkd => return read_all(path),
+        Format::Npz => {
+            check_readable(path)?;
+            asdf_awkward::read_awkward2_npz(path, &crate::input::buffers_options())
+        }
+        Format::AwkwardDir => {
+            asdf_awkward::read_awkward2_dir(path, &crate::input::buffers_options())
+        }
+        Format::Parquet => read_parquet(path)?,
+        other => {
+            return Err(CliError::Usage(format!(
+                "{} is {}, not a file of awkward arrays",
+                path.display(),
+                other.name()
+            )))
+        }
+    };
+    let layout = layout.map_err(|e| CliError::invalid(path, e))?;
+    Ok(vec![(name.unwrap_or("data").to_string(), layout)])
+}
+
+/// The one array of a file of awkward arrays: the one `name` picks in an `.awkd` file (or its
+/// only one), the array of the other containers.
+pub fn read_one(path: &Path, fmt: Format, name: Option<&str>) -> Result<(String, Layout)> {
+    if fmt == Format::Awkd {
+        return read_named(path, name);
+    }
+    read_arrays(path, fmt, name)?
+        .pop()
+        .ok_or_else(|| CliError::invalid(path, "the file holds no array"))
+}
+
+#[cfg(feature = "parquet")]
+fn read_parquet(path: &Path) -> Result<asdf_awkward::Result<Layout>> {
+    check_readable(path)?;
+    Ok(asdf_awkward::parquet_io::read_parquet(path))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn read_parquet(path: &Path) -> Result<asdf_awkward::Result<Layout>> {
+    Err(CliError::Unsupported(format!(
+        "{}: this asdftool was built without its `parquet` feature",
+        path.display()
+    )))
+}
+
+/// Writes `layout` to `out` as format `fmt`: an `.awkd` file (the array named
+/// [`safe_name`]`(name)`), awkward 2 buffers (`.npz` or a directory) or Parquet.
+pub fn write_as(out: &Path, fmt: Format, name: &str, layout: &Layout) -> Result<()> {
+    let written = match fmt {
+        Format::Awkd => return write(out, name, layout),
+        Format::Npz => asdf_awkward::write_awkward2_npz(layout, out),
+        Format::AwkwardDir => {
+            check_buffers_dir(out)?;
+            asdf_awkward::write_awkward2_dir(layout, out)
+        }
+        Format::Parquet => write_parquet(layout, out)?,
+        other => {
+            return Err(CliError::Usage(format!(
+                "{}: {} is not a format of awkward arrays",
+                out.display(),
+                other.name()
+            )))
+        }
+    };
+    written.map_err(|e| CliError::io(out, std::io::Error::other(e.to_string())))
+}
+
+/// A directory that awkward 2 buffers may be written into: missing, empty, or already a
+/// buffers directory (whose files are replaced); never one holding other files.
+fn check_buffers_dir(dir: &Path) -> Result<()> {
+    if !dir.exists() || dir.join(asdf_awkward::METADATA_NAME).is_file() {
+        return Ok(());
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| CliError::io(dir, e))?;
+    if entries.next().is_some() {
+        return Err(CliError::Usage(format!(
+            "{} holds files but no {}: awkward 2 buffers go into a new or empty directory",
+            dir.display(),
+            asdf_awkward::METADATA_NAME
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(feature = "parquet")]
+fn write_parquet(layout: &Layout, out: &Path) -> Result<asdf_awkward::Result<()>> {
+    Ok(asdf_awkward::parquet_io::write_parquet(layout, out))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_: &Layout, out: &Path) -> Result<asdf_awkward::Result<()>> {
+    Err(CliError::Unsupported(format!(
+        "{}: this asdftool was built without its `parquet` feature",
+        out.display()
+    )))
+}
+
 /// The array the user named, or the only one there is; a usage error lists the choices.
 fn choose(
     path: &Path,
@@ -130,10 +270,23 @@ fn choose(
 /// `awkward to-json`: the named array as JSON, from an `.awkd` file or from an ASDF file
 /// holding awkward arrays (`--name` is then the JSON Pointer or top-level key of the array).
 pub fn to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
-    if crate::sniff::sniff_path(path)? == crate::sniff::Format::Asdf {
-        return asdf_to_json(path, name);
-    }
-    let (_, l) = read_named(path, name)?;
+    let l = match crate::sniff::sniff_path(path)? {
+        Format::Asdf => {
+            let f = crate::input::open_asdf(path)?;
+            let requested = name.map(|n| {
+                if n.starts_with('/') {
+                    n.to_string()
+                } else {
+                    format!("/{}", crate::tree::escape(n))
+                }
+            });
+            match awkward_pointer(&f, path, requested.clone())? {
+                Some(p) => from_asdf(&f, path, &p)?,
+                None => return Err(no_awkward_at(path, requested.as_deref())),
+            }
+        }
+        fmt => read_one(path, fmt, name)?.1,
+    };
     l.to_json().map_err(|e| CliError::invalid(path, e))
 }
 
@@ -172,35 +325,58 @@ fn awkward_pointers(
     }
 }
 
-fn asdf_to_json(path: &Path, name: Option<&str>) -> Result<serde_json::Value> {
-    let f = crate::input::open_asdf(path)?;
+/// The awkward array of the ASDF file `f` (read from `path`) to use: the node at `requested`
+/// when that is an awkward array (`None` when it is something else), else the tree's only
+/// awkward array (`None` when it has none; a usage error lists them when it has several).
+pub fn awkward_pointer(
+    f: &asdf::AsdfFile,
+    path: &Path,
+    requested: Option<String>,
+) -> Result<Option<String>> {
+    if let Some(p) = requested {
+        let awkward = f
+            .pointer(&p)
+            .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag()));
+        return Ok(awkward.then_some(p));
+    }
     let mut found = Vec::new();
     awkward_pointers(f.tree(), &mut String::new(), &mut found, 0);
-    let requested = name.map(|n| {
-        if n.starts_with('/') {
-            n.to_string()
-        } else {
-            format!("/{}", crate::tree::escape(n))
-        }
-    });
-    let pointer = choose(path, requested, &found, "awkward arrays")?;
-    let l = asdf_awkward::from_asdf(&f, &pointer, &crate::input::awkward_options())
-        .map_err(|e| CliError::invalid(path, e))?;
-    l.to_json().map_err(|e| CliError::invalid(path, e))
+    if found.is_empty() {
+        return Ok(None);
+    }
+    choose(path, None, &found, "awkward arrays").map(Some)
 }
 
-/// Every array of an `.awkd` file as one JSON object (for `diff`).
+/// The error for an ASDF file without an awkward array at `requested` (or anywhere).
+pub fn no_awkward_at(path: &Path, requested: Option<&str>) -> CliError {
+    match requested {
+        Some(p) => CliError::Usage(format!(
+            "{}: {p} is not an awkward array (a node tagged {} or {})",
+            path.display(),
+            asdf_awkward::AWKWARD0_TAG,
+            asdf_awkward::AWKWARD2_TAG
+        )),
+        None => CliError::invalid(path, "the file holds no awkward arrays"),
+    }
+}
+
+/// The awkward array at `pointer` of the ASDF file `f` (read from `path`).
+pub fn from_asdf(f: &asdf::AsdfFile, path: &Path, pointer: &str) -> Result<Layout> {
+    asdf_awkward::from_asdf(f, pointer, &crate::input::awkward_options())
+        .map_err(|e| CliError::invalid(path, e))
+}
+
+/// Every array of a file of awkward arrays as one JSON object, by name (for `diff`).
 pub fn to_json_any(path: &Path) -> Result<serde_json::Value> {
-    if crate::sniff::sniff_path(path)? != crate::sniff::Format::Awkd {
+    let fmt = crate::sniff::sniff_path(path)?;
+    if !fmt.is_awkward() {
         return Err(CliError::Usage(format!(
-            "{} is not an .awkd file: awkward arrays compare only with awkward arrays",
+            "{} is not a file of awkward arrays: awkward arrays compare only with awkward arrays",
             path.display()
         )));
     }
-    let f = open(path)?;
     let mut m = serde_json::Map::new();
-    for n in f.array_names() {
-        let l = f.read(&n).map_err(|e| CliError::invalid(path, e))?;
+    for (n, l) in read_arrays(path, fmt, None)? {
         m.insert(n, l.to_json().map_err(|e| CliError::invalid(path, e))?);
     }
     Ok(serde_json::Value::Object(m))

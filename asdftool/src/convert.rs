@@ -1,10 +1,12 @@
-//! `convert`: between `.asdf`, `.ra`, `.npy` and `.awkd`, by extension.
+//! `convert`: between `.asdf`, `.ra`, `.npy`, and the files of awkward arrays (`.awkd`, awkward
+//! 2 buffers as `.npz` or a directory, `.parquet`), by extension.
 
 use std::path::Path;
 
 use asdf::block::Label;
 use asdf::ndarray::ByteOrder;
 use asdf::AnyArray;
+use asdf_awkward::Layout;
 
 use crate::error::{CliError, Result};
 use crate::input::{self, Input};
@@ -22,29 +24,46 @@ pub struct ConvertOptions {
     pub level: Option<i32>,
     /// Name of the array in `.awkd` files.
     pub name: Option<String>,
+    /// Store awkward arrays in ASDF output as awkward 2 form and buffers even when the input
+    /// is an `.awkd` file (awkward 2 inputs always are).
+    pub awkward2: bool,
 }
 
-/// Converts `input` into `output` (format chosen by the output extension).
+/// Converts `input` into `output` (format chosen by the output extension; an output without
+/// one is a directory: a table's columns when `--pointer` names a table, else awkward 2
+/// buffers).
 pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Result<String> {
     let local = input::localize(input_path)?;
     let input_path = local.path();
-    let Some(out_fmt) = by_extension(output) else {
-        // Without an extension, the output is a directory for a table's columns.
-        return match opts.pointer.as_deref() {
-            Some(p) if output.extension().is_none() => {
-                crate::columns::write_columns(input_path, output, p)
-            }
-            _ => Err(CliError::Usage(format!(
-                "cannot tell the output format of {}: use the extension .asdf, .ra, .npy or \
-                 .awkd, or a directory with --pointer naming a table",
-                output.display()
-            ))),
-        };
-    };
     let (in_fmt, inp) = input::open_any(input_path)?;
+    let out_fmt = match by_extension(output) {
+        Some(fmt) => fmt,
+        None if output.extension().is_none() || output.is_dir() => {
+            if let (Input::Asdf(f), Some(p)) = (&inp, opts.pointer.as_deref()) {
+                let awkward = f
+                    .pointer(p)
+                    .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag()));
+                if !awkward {
+                    return crate::columns::write_columns(input_path, output, p);
+                }
+            }
+            Format::AwkwardDir
+        }
+        None => {
+            return Err(CliError::Usage(format!(
+                "cannot tell the output format of {}: use the extension .asdf, .ra, .npy, \
+                 .awkd, .npz or .parquet, or a directory (a table's columns with --pointer \
+                 naming a table, else awkward 2 buffers)",
+                output.display()
+            )))
+        }
+    };
     let label = opts.compression.unwrap_or(Label::NONE);
+    if out_fmt.is_awkward() {
+        return to_awkward(input_path, in_fmt, inp, output, out_fmt, opts);
+    }
     match (inp, out_fmt) {
-        (Input::Asdf(f), fmt) => from_asdf(&f, input_path, output, fmt, opts, label),
+        (Input::Asdf(f), fmt) => from_asdf(&f, output, fmt, opts, label),
         (Input::Array(a, order), Format::Asdf) if in_fmt == Format::RawArray => {
             let extra = ra_origin(input_path)?.map(|n| (RA_ELEMENT, n));
             rewrite::write_single(&a, output, label, opts.level, order, extra)?;
@@ -59,23 +78,10 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                 fmt.name()
             ))
         }
-        (Input::Awkd, Format::Awkd) => {
-            let (name, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
-            crate::awk::write(output, &name, &l)?;
-            let safe = crate::awk::safe_name(&name);
-            Ok(if safe == name {
-                format!("wrote {}", output.display())
-            } else {
-                format!(
-                    "wrote {} (array {name:?} renamed {safe:?}: array names become member paths)",
-                    output.display()
-                )
-            })
-        }
-        (Input::Awkd, Format::Asdf) => awkd_to_asdf(input_path, output, opts, label),
+        (Input::Awkward, Format::Asdf) => awkward_to_asdf(input_path, in_fmt, output, opts, label),
         (Input::Fits(f), fmt) => from_fits(&f, output, fmt, opts, label),
-        (Input::Awkd, fmt) => {
-            let (_, l) = crate::awk::read_named(input_path, opts.name.as_deref())?;
+        (Input::Awkward, fmt) => {
+            let (_, l) = crate::awk::read_one(input_path, in_fmt, opts.name.as_deref())?;
             let a = crate::awk::layout_to_array(&l)?;
             write_single(&a, output, fmt, label, opts, ByteOrder::NATIVE)?;
             Ok(format!("wrote {}", output.display()))
@@ -83,10 +89,81 @@ pub fn convert(input_path: &Path, output: &Path, opts: &ConvertOptions) -> Resul
     }
 }
 
-/// `convert` from an ASDF file `f` (read from `input`) to `fmt`.
+/// `convert` into a file of awkward arrays (`out_fmt`): the one array the input holds or is
+/// (see [`layout_of`]).
+fn to_awkward(
+    input_path: &Path,
+    in_fmt: Format,
+    inp: Input,
+    output: &Path,
+    out_fmt: Format,
+    opts: &ConvertOptions,
+) -> Result<String> {
+    let (name, from, layout) = layout_of(input_path, in_fmt, inp, opts)?;
+    crate::awk::write_as(output, out_fmt, &name, &layout)?;
+    let safe = crate::awk::safe_name(&name);
+    let renamed = if out_fmt == Format::Awkd && safe != name {
+        format!("; array {name:?} renamed {safe:?}: array names become member paths")
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "wrote {} ({} of length {} as {}{from}{renamed})",
+        output.display(),
+        layout.class_name(),
+        layout.len(),
+        out_fmt.name(),
+    ))
+}
+
+/// The one array an input holds or is, as an awkward layout, with the name to give it (`--name`,
+/// an `.awkd` file's own, or `data`) and where in the input it came from (` from /pointer`):
+/// the array `--name` picks in an `.awkd` file (or its only one); the awkward array of another
+/// awkward container; of an ASDF file the awkward array at `--pointer` (or its only one), else
+/// its plain array there (or `/data`, or the only one); a `.ra`/`.npy` file's array.
+fn layout_of(
+    input_path: &Path,
+    in_fmt: Format,
+    inp: Input,
+    opts: &ConvertOptions,
+) -> Result<(String, String, Layout)> {
+    let named = || opts.name.clone().unwrap_or_else(|| "data".into());
+    match inp {
+        Input::Awkward => {
+            let (name, l) = crate::awk::read_one(input_path, in_fmt, opts.name.as_deref())?;
+            Ok((name, String::new(), l))
+        }
+        Input::Array(a, _) => Ok((named(), String::new(), crate::awk::array_to_layout(&a)?)),
+        Input::Asdf(f) => {
+            if let Some(p) = crate::awk::awkward_pointer(&f, input_path, opts.pointer.clone())? {
+                let l = crate::awk::from_asdf(&f, input_path, &p)?;
+                return Ok((named(), format!(" from {p}"), l));
+            }
+            let p = input::pick_array(&f, opts.pointer.as_deref())?;
+            let a = input::asdf_array(&f, &p)?;
+            let masked = f.pointer(&p).and_then(|n| n.get("mask")).is_some();
+            let from = if masked {
+                format!(" from {p}; warning: its mask was dropped")
+            } else {
+                format!(" from {p}")
+            };
+            Ok((named(), from, crate::awk::array_to_layout(&a)?))
+        }
+        Input::Fits(f) => {
+            let p = input::pick_array_of(f.tree(), opts.pointer.as_deref())?;
+            let a = f.read(&p).map_err(|e| CliError::Invalid(e.to_string()))?;
+            Ok((
+                named(),
+                format!(" from {p}"),
+                crate::awk::array_to_layout(&a)?,
+            ))
+        }
+    }
+}
+
+/// `convert` from an ASDF file `f` to `fmt` (not an awkward format: see [`to_awkward`]).
 fn from_asdf(
     f: &asdf::AsdfFile,
-    input: &Path,
     output: &Path,
     fmt: Format,
     opts: &ConvertOptions,
@@ -103,20 +180,6 @@ fn from_asdf(
                 },
             )?;
             Ok(format!("wrote {} ({} arrays)", output.display(), s.arrays))
-        }
-        Format::Awkd
-            if opts
-                .pointer
-                .as_deref()
-                .and_then(|p| f.pointer(p))
-                .is_some_and(|n| asdf_awkward::is_awkward_tag(n.tag())) =>
-        {
-            // An awkward array stored in the ASDF file goes back to .awkd whatever its layout.
-            let p = opts.pointer.as_deref().unwrap_or_default();
-            let l = asdf_awkward::from_asdf(f, p, &crate::input::awkward_options())
-                .map_err(|e| CliError::invalid(input, e))?;
-            crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)?;
-            Ok(format!("wrote {} from {p}", output.display()))
         }
         Format::RawArray if ra_element(f, opts).is_some() => {
             let ra = restore_ra(f, opts)?;
@@ -248,20 +311,21 @@ fn restore_ra(f: &asdf::AsdfFile, opts: &ConvertOptions) -> Result<rawarray::Raw
         .map_err(|e| CliError::Unsupported(e.to_string()))
 }
 
-/// An `.awkd` file as ASDF: the array `--name` picks, or the only one, at `/data`; a file of
-/// several arrays without `--name` gives every one, each under its name (the anonymous array
-/// `""` at `/data`). Rectangular numbers become plain ndarrays; any other layout (jagged,
-/// records, options, unions, strings) is stored as an awkward array.
-fn awkd_to_asdf(
+/// A file of awkward arrays as ASDF: the array `--name` picks, or the only one, at `/data`; an
+/// `.awkd` file of several arrays without `--name` gives every one, each under its name (the
+/// anonymous array `""` at `/data`). Rectangular numbers become plain ndarrays; any other
+/// layout (jagged, records, options, unions, strings) is stored as an awkward array: awkward 2
+/// form and buffers when the input is awkward 2 (`.npz`, a buffers directory, Parquet) or
+/// `--awkward2` asks, awkward0's schema and blobs for an `.awkd` input.
+fn awkward_to_asdf(
     input: &Path,
+    in_fmt: Format,
     output: &Path,
     opts: &ConvertOptions,
     label: Label,
 ) -> Result<String> {
-    let arrays = match &opts.name {
-        Some(_) => vec![crate::awk::read_named(input, opts.name.as_deref())?],
-        None => crate::awk::read_all(input)?,
-    };
+    let arrays = crate::awk::read_arrays(input, in_fmt, opts.name.as_deref())?;
+    let awkward2 = opts.awkward2 || in_fmt != Format::Awkd;
     let single = arrays.len() == 1;
     let mut w = asdf::AsdfWriter::new();
     let store = asdf::StoreOptions {
@@ -281,7 +345,12 @@ fn awkd_to_asdf(
             Ok(a) => w.add_any(&a, &store).map_err(|e| e.to_string()),
             Err(_) => {
                 kinds.push(format!("{key}: {}", l.class_name()));
-                asdf_awkward::to_asdf(&l, &mut w, &store).map_err(|e| e.to_string())
+                if awkward2 {
+                    asdf_awkward::to_asdf_awkward2(&l, &mut w, &store)
+                } else {
+                    asdf_awkward::to_asdf(&l, &mut w, &store)
+                }
+                .map_err(|e| e.to_string())
             }
         }
         .map_err(|e| CliError::invalid(input, e))?;
@@ -294,10 +363,10 @@ fn awkd_to_asdf(
         &Default::default(),
     )
     .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
-    let awkward = if kinds.is_empty() {
-        String::new()
-    } else {
-        format!("; awkward arrays: {}", kinds.join(", "))
+    let awkward = match (kinds.is_empty(), awkward2) {
+        (true, _) => String::new(),
+        (false, true) => format!("; awkward 2 arrays: {}", kinds.join(", ")),
+        (false, false) => format!("; awkward arrays: {}", kinds.join(", ")),
     };
     Ok(format!(
         "wrote {} (arrays at {}{awkward})",
@@ -324,13 +393,14 @@ fn write_single(
             ra.save(output, &rawarray::WriteOptions::default())
                 .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))
         }
-        Format::Awkd => {
+        fmt if fmt.is_awkward() => {
             let l = crate::awk::array_to_layout(a)?;
-            crate::awk::write(output, opts.name.as_deref().unwrap_or("data"), &l)
+            crate::awk::write_as(output, fmt, opts.name.as_deref().unwrap_or("data"), &l)
         }
-        Format::Fits => Err(CliError::Usage(format!(
-            "{}: FITS files are read, not written",
-            output.display()
+        _ => Err(CliError::Usage(format!(
+            "{}: {} files are read, not written",
+            output.display(),
+            fmt.name()
         ))),
     }
 }

@@ -141,7 +141,9 @@ pub fn info(path: &Path, opts: &InfoOptions) -> Result<String> {
         }
         Format::RawArray => ra_info(path, opts),
         Format::Npy => npy_info(path, opts),
-        Format::Awkd => crate::awk::info(path, opts.json),
+        fmt @ (Format::Awkd | Format::Npz | Format::AwkwardDir | Format::Parquet) => {
+            crate::awk::info(path, fmt, opts.json)
+        }
         Format::Fits => fits_info(path, opts),
     }
 }

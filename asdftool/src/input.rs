@@ -74,6 +74,14 @@ pub fn awkward_options() -> asdf_awkward::ReadOptions {
     }
 }
 
+/// [`awkward_options`]' limits for awkward 2 buffers (`.npz`, directories, ASDF nodes).
+pub fn buffers_options() -> asdf_awkward::FromBuffersOptions {
+    asdf_awkward::FromBuffersOptions {
+        limits: awkward_options().limits,
+        ..Default::default()
+    }
+}
+
 static IGNORE_CHECKSUMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Sets whether blocks whose checksum does not match are read anyway (`--ignore-checksums`):
@@ -171,8 +179,9 @@ pub enum Input {
     Asdf(Box<AsdfFile>),
     /// A single array (from `.ra` or `.npy`) and the byte order its file stores it in.
     Array(AnyArray, ByteOrder),
-    /// An Awkward Array 0.x file.
-    Awkd,
+    /// A file of awkward arrays (`.awkd`, awkward 2 `.npz` or buffers directory, Parquet),
+    /// read by [`crate::awk::read_arrays`] in the format [`open_any`] names.
+    Awkward,
     /// A FITS file with an ASDF tree (JWST products).
     Fits(Box<asdf::fits::FitsAsdf>),
 }
@@ -211,7 +220,7 @@ pub fn open_any_as(path: &Path, checksums: Checksums) -> Result<(Format, Input)>
             let (a, header) = crate::npy::read(&read_bytes(path)?)?;
             Input::Array(a, header.datatype()?.1)
         }
-        Format::Awkd => Input::Awkd,
+        Format::Awkd | Format::Npz | Format::AwkwardDir | Format::Parquet => Input::Awkward,
         Format::Fits => Input::Fits(Box::new(open_fits(path)?)),
     };
     Ok((fmt, input))

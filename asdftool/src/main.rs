@@ -125,15 +125,18 @@ enum Verb {
         #[arg(long, value_name = "POINTER")]
         pointer: Option<String>,
     },
-    /// Convert by extension between .asdf, .ra, .npy and .awkd (FITS files with an ASDF tree,
-    /// JWST products, are read too). A single array becomes an ASDF tree with the array at
-    /// /data. With --pointer naming a table (core/table, astropy table)
-    /// and an output without extension, the table's columns become one .npy file each in that
-    /// directory (masks as <name>.mask.npy), listed with units in columns.json.
+    /// Convert by extension between .asdf, .ra, .npy and the files of awkward arrays: .awkd
+    /// (awkward0), .npz or a directory of awkward 2 buffers (ak.to_buffers with the form in
+    /// awkward.json), and .parquet (FITS files with an ASDF tree, JWST products, are read too).
+    /// A single array becomes an ASDF tree with the array at /data; awkward arrays in ASDF
+    /// convert to the awkward formats. An output without extension is a directory: with
+    /// --pointer naming a table (core/table, astropy table), the table's columns become one
+    /// .npy file each (masks as <name>.mask.npy), listed with units in columns.json; otherwise
+    /// it receives awkward 2 buffers.
     Convert {
         /// The input file.
         input: PathBuf,
-        /// The output file (.asdf, .ra, .npy or .awkd), or a directory for a table's columns.
+        /// The output file (.asdf, .ra, .npy, .awkd, .npz or .parquet), or a directory.
         output: PathBuf,
         /// From ASDF: the array to convert (default /data, or the only array).
         #[arg(long, value_name = "POINTER")]
@@ -146,6 +149,10 @@ enum Verb {
         /// Name of the array in .awkd files.
         #[arg(long)]
         name: Option<String>,
+        /// Store awkward arrays in ASDF output as awkward 2 form and buffers even from an .awkd
+        /// file (awkward 2 inputs always are).
+        #[arg(long)]
+        awkward2: bool,
     },
     /// Edit the YAML tree in $VISUAL/$EDITOR; written back in place when it fits in the padding
     /// before the first block, else the file is rewritten atomically. Invalid YAML is refused
@@ -209,7 +216,7 @@ enum Verb {
     Tags,
     /// List the compression labels (codecs) this build understands.
     Extensions,
-    /// Awkward Array 0.x verbs.
+    /// Awkward array verbs (.awkd, awkward 2 buffers, Parquet, awkward arrays in ASDF).
     Awkward {
         #[command(subcommand)]
         verb: AwkVerb,
@@ -218,11 +225,13 @@ enum Verb {
 
 #[derive(Subcommand, Debug)]
 enum AwkVerb {
-    /// Print an array of an .awkd file as JSON (records as objects, missing as null).
+    /// Print an awkward array as JSON (records as objects, missing as null): of an .awkd file,
+    /// awkward 2 buffers (.npz or directory), a .parquet file, or an ASDF file.
     ToJson {
-        /// The .awkd file.
+        /// The file (or awkward 2 buffers directory).
         file: PathBuf,
-        /// The array's name (default: the only one).
+        /// The array's name in an .awkd file, or its JSON Pointer or top-level key in an ASDF
+        /// file (default: the only one).
         #[arg(long)]
         name: Option<String>,
     },
@@ -428,12 +437,14 @@ fn dispatch(cli: &Cli) -> Result<bool> {
             compress,
             level,
             name,
+            awkward2,
         } => {
             let opts = asdftool::convert::ConvertOptions {
                 pointer: pointer.clone(),
                 compression: label(compress)?,
                 level: *level,
                 name: name.clone(),
+                awkward2: *awkward2,
             };
             say(cli, asdftool::convert::convert(input, output, &opts)?);
         }

@@ -41,7 +41,9 @@ pub fn verify(path: &Path, verbose: bool) -> Result<Report> {
                 ..Report::default()
             })
         }
-        Format::Awkd => crate::awk::verify(path),
+        fmt @ (Format::Awkd | Format::Npz | Format::AwkwardDir | Format::Parquet) => {
+            crate::awk::verify(path, fmt)
+        }
         Format::Fits => verify_fits(path, verbose),
     }
 }
