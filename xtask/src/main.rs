@@ -178,11 +178,21 @@ fn ensure_venv(venv: &Venv) -> Result<PathBuf, String> {
 }
 
 fn test(extra: &[String]) -> Result<(), String> {
-    // Formatting first: it takes a second and says at once what a reviewer would.
+    // Formatting and lock files first: they take a second and say at once what a reviewer would.
     fmt_check()?;
-    let python = venv()?;
-    let awkward2 = ensure_venv(&AWKWARD2)?;
+    lockfiles_agree()?;
     let extra: Vec<&String> = extra.iter().skip_while(|a| *a == "--").collect();
+    // The virtualenvs install (mostly downloads and unpacking) while the test binaries compile
+    // (CPU): neither waits for the other.
+    let venvs = std::thread::spawn(|| Ok::<_, String>((venv()?, ensure_venv(&AWKWARD2)?)));
+    let built = run(Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "--workspace", "--no-run"])
+        .args(extra.iter().take_while(|a| a.as_str() != "--")));
+    let (python, awkward2) = venvs
+        .join()
+        .map_err(|_| "the virtualenv set-up panicked".to_string())??;
+    built?;
     run(Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "--workspace"])
@@ -212,10 +222,11 @@ fn test(extra: &[String]) -> Result<(), String> {
     clippy_and_docs()
 }
 
-/// `cargo xtask lint`: formatting, clippy (every target, warnings denied) and rustdoc (warnings
-/// denied), for the workspace and the benchmark harness.
+/// `cargo xtask lint`: formatting, lock files, clippy (every target, warnings denied) and
+/// rustdoc (warnings denied), for the workspace and the benchmark harness.
 fn lint() -> Result<(), String> {
     fmt_check()?;
+    lockfiles_agree()?;
     clippy_and_docs()
 }
 
@@ -233,6 +244,83 @@ fn fmt_check() -> Result<(), String> {
         ]))?;
     }
     Ok(())
+}
+
+/// The benchmark harness and the Python package are cargo workspaces of their own (with their
+/// own `Cargo.lock`) that share `target/` with this one. A crates.io dependency they lock at
+/// another version than this workspace does, where this workspace has a compatible one, is
+/// compiled again for them, and so is everything above it (the C codecs and the TLS stack at
+/// opt-level 3 among them): minutes of every CI run. Such drift is refused, naming the
+/// `cargo update` that aligns it. (Versions this workspace lacks, such as a benchmarked peer's
+/// own dependencies, are theirs to choose.)
+fn lockfiles_agree() -> Result<(), String> {
+    let root = workspace_root();
+    let ours = locked_versions(&root.join("Cargo.lock"))?;
+    let mut fixes = Vec::new();
+    for side in ["benchmarks", "asdf-python"] {
+        for (name, version) in locked_versions(&root.join(side).join("Cargo.lock"))? {
+            let compatible: Vec<&String> = ours
+                .iter()
+                .filter(|(n, v)| *n == name && semver_compatible(v, &version))
+                .map(|(_, v)| v)
+                .collect();
+            if let (Some(want), false) = (compatible.first(), compatible.contains(&&version)) {
+                fixes.push(format!(
+                    "cargo update --manifest-path {side}/Cargo.toml -p {name}@{version} \
+                     --precise {want}"
+                ));
+            }
+        }
+    }
+    if fixes.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the side workspaces lock other versions than Cargo.lock (each would be compiled again \
+         in target/); align them:\n  {}",
+        fixes.join("\n  ")
+    ))
+}
+
+/// `(name, version)` of every crates.io package a `Cargo.lock` pins.
+fn locked_versions(path: &Path) -> Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(text
+        .split("[[package]]")
+        .skip(1)
+        .filter_map(|block| {
+            let field = |key: &str| {
+                block.lines().find_map(|l| {
+                    l.strip_prefix(key)?
+                        .strip_prefix(" = \"")?
+                        .strip_suffix('"')
+                        .map(str::to_string)
+                })
+            };
+            field("source")
+                .filter(|s| s.starts_with("registry+"))
+                .and(Some((field("name")?, field("version")?)))
+        })
+        .collect())
+}
+
+/// Whether cargo would accept version `a` where `b` is locked (`^b`): the same major version, or
+/// for `0.x` the same minor one.
+fn semver_compatible(a: &str, b: &str) -> bool {
+    let key = |v: &str| -> Vec<String> {
+        let parts: Vec<String> = v
+            .split(['.', '+', '-'])
+            .take(2)
+            .map(str::to_string)
+            .collect();
+        if parts.first().is_some_and(|m| m == "0") {
+            parts
+        } else {
+            parts.into_iter().take(1).collect()
+        }
+    };
+    key(a) == key(b)
 }
 
 fn clippy_and_docs() -> Result<(), String> {
@@ -438,4 +526,36 @@ fn ensure_cmake() -> Result<(), String> {
     run(Command::new("apt-get")
         .args(["install", "-y", "-qq", "cmake"])
         .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compatible_versions_follow_cargo_caret_rules() {
+        assert!(semver_compatible("1.13.1", "1.13.2"));
+        assert!(semver_compatible("1.2.0", "1.13.2"));
+        assert!(!semver_compatible("2.0.0", "1.13.2"));
+        assert!(semver_compatible("0.3.3", "0.3.4"));
+        assert!(!semver_compatible("0.2.2", "0.3.3"));
+        assert!(semver_compatible("2.1.2+zstd.1.5.7", "2.1.3+zstd.1.5.7"));
+    }
+
+    #[test]
+    fn only_registry_packages_are_listed() {
+        let dir = std::env::temp_dir().join(format!("xtask-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lock = dir.join("Cargo.lock");
+        std::fs::write(
+            &lock,
+            "version = 4\n\n[[package]]\nname = \"asdf\"\nversion = \"0.1.0\"\n\n\
+             [[package]]\nname = \"regex\"\nversion = \"1.13.1\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+        )
+        .unwrap();
+        let got = locked_versions(&lock).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(got, vec![("regex".to_string(), "1.13.1".to_string())]);
+    }
 }
