@@ -140,24 +140,49 @@ fn layout_of(
                 return Ok((named(), format!(" from {p}"), l));
             }
             let p = input::pick_array(&f, opts.pointer.as_deref())?;
-            let a = input::asdf_array(&f, &p)?;
-            let masked = f.pointer(&p).and_then(|n| n.get("mask")).is_some();
-            let from = if masked {
-                format!(" from {p}; warning: its mask was dropped")
-            } else {
-                format!(" from {p}")
-            };
-            Ok((named(), from, crate::awk::array_to_layout(&a)?))
+            let read = f
+                .read_masked(&p)
+                .map_err(|e| CliError::Invalid(e.to_string()))?;
+            let (from, l) = masked_layout(&p, read)?;
+            Ok((named(), from, l))
         }
         Input::Fits(f) => {
             let p = input::pick_array_of(f.tree(), opts.pointer.as_deref())?;
-            let a = f.read(&p).map_err(|e| CliError::Invalid(e.to_string()))?;
+            let read = f
+                .read_masked(&p)
+                .map_err(|e| CliError::Invalid(e.to_string()))?;
+            let (from, l) = masked_layout(&p, read)?;
+            Ok((named(), from, l))
+        }
+    }
+}
+
+/// A (masked) array read from `pointer` as a layout, and the ` from pointer` note: a masked
+/// 1-D array becomes an option type (masked values missing, as `ak.from_numpy` makes of a
+/// `numpy.ma` array); the mask of an N-D array, whose masked values fall inside rows, is
+/// dropped with a warning in the note.
+fn masked_layout(
+    pointer: &str,
+    (a, mask): (AnyArray, Option<ndarray::ArrayD<bool>>),
+) -> Result<(String, Layout)> {
+    let values = crate::awk::array_to_layout(&a)?;
+    match mask {
+        None => Ok((format!(" from {pointer}"), values)),
+        Some(mask) if a.shape().len() == 1 && mask.len() == values.len() => {
+            let masked = asdf_awkward::MaskedArray {
+                mask: mask.iter().copied().collect(),
+                content: std::sync::Arc::new(values),
+                masked_when: true,
+            };
             Ok((
-                named(),
-                format!(" from {p}"),
-                crate::awk::array_to_layout(&a)?,
+                format!(" from {pointer}, masked values missing"),
+                Layout::Masked(masked),
             ))
         }
+        Some(_) => Ok((
+            format!(" from {pointer}; warning: its mask was dropped (only a 1-D mask fits)"),
+            values,
+        )),
     }
 }
 

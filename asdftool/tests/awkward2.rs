@@ -113,6 +113,33 @@ fn awkward_formats_convert_into_each_other() {
         asdftool::awk::to_json(&tmp.join("plain.parquet"), None).unwrap(),
         serde_json::json!([1.5, 2.5, -3.0])
     );
+    // A masked 1-D array becomes an option type, its masked values missing.
+    let mut w = asdf::AsdfWriter::new();
+    let node = w
+        .arrays_mut()
+        .add_masked(
+            &ndarray::array![1i32, 2, 3],
+            &ndarray::array![false, true, false],
+            &Default::default(),
+        )
+        .unwrap();
+    w.write_path(
+        tmp.join("masked.asdf"),
+        asdf::yaml::Node::mapping([("data", node)]),
+        &Default::default(),
+    )
+    .unwrap();
+    let said = convert(
+        &tmp.join("masked.asdf"),
+        &tmp.join("masked.parquet"),
+        &ConvertOptions::default(),
+    )
+    .unwrap();
+    assert!(said.contains("masked values missing"), "{said}");
+    assert_eq!(
+        asdftool::awk::to_json(&tmp.join("masked.parquet"), None).unwrap(),
+        serde_json::json!([1, null, 3])
+    );
 }
 
 /// `info`, `verify`, `diff` and `awkward to-json` read awkward 2 buffers and Parquet, and bad
