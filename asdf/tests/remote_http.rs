@@ -451,10 +451,29 @@ fn a_region_of_an_lz4_array_reads_remotely() {
     let server = RangeServer::start().expect("start the range server");
     let url = serve_bytes(&server, "/lz4.asdf", bytes);
     let f = RemoteFile::open(&url, &quick()).unwrap();
-    for (rows, cols) in [(700..730, 900..930), (1499..1500, 0..1500), (0..1500, 3..4)] {
+    let before = f.traffic();
+    // Rows 700..730 lie in the second of the block's three 4 MiB chunks: two chunk headers are
+    // walked (8 bytes each), then that chunk alone is fetched.
+    let part = f.read_region::<f32>("/a", &[700..730, 900..930]).unwrap();
+    assert_eq!(part, a.slice(s![700..730, 900..930]).into_dyn());
+    let after = f.traffic();
+    let block = f.blocks().unwrap()[0];
+    assert_eq!(block.header.data_size, 1500 * 1500 * 4);
+    assert_eq!(after.requests - before.requests, 3);
+    let read = after.bytes - before.bytes;
+    assert!(
+        read < block.header.used_size / 2,
+        "{read} bytes read of a {}-byte block",
+        block.header.used_size
+    );
+    // The last (short) chunk, every chunk, a chunk boundary.
+    for (rows, cols) in [(1499..1500, 0..1500), (0..1500, 3..4), (698..700, 0..1500)] {
         let part = f
             .read_region::<f32>("/a", &[rows.clone(), cols.clone()])
             .unwrap();
         assert_eq!(part, a.slice(s![rows, cols]).into_dyn());
     }
+    // An empty region reads nothing.
+    let part = f.read_region::<f32>("/a", &[5..5, 0..10]).unwrap();
+    assert_eq!(part.shape(), &[0, 10]);
 }

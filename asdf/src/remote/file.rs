@@ -621,7 +621,10 @@ impl RemoteFile {
 
     /// The sub-array `region` (one range per dimension) of the array at `pointer`, reading only
     /// what covers it: the chunks it touches of a chunked array, the byte ranges of its rows for
-    /// an uncompressed block-backed array, the whole block otherwise (compressed data).
+    /// an uncompressed block-backed array, the 4 MiB chunks holding its rows for an `lz4` block
+    /// (found by walking the chunk headers: one small request per chunk before them, up to
+    /// 1024), the whole block otherwise (other codecs). Like every partial read, it cannot check
+    /// the block's checksum, which covers the whole block.
     pub fn read_region<T: Element>(
         &self,
         pointer: &str,
@@ -647,13 +650,19 @@ impl RemoteFile {
                 },
                 _ => None,
             };
+            let at = super::region::Reader {
+                object: &self.object,
+                opening: self.blocks.opening(),
+                options: &self.options,
+            };
             if let Some(plan) = info.and_then(|info| super::region::plan(&meta, &info, region)) {
-                let at = super::region::Reader {
-                    object: &self.object,
-                    opening: self.blocks.opening(),
-                    options: &self.options,
-                };
                 return at.read::<T>(&plan, pointer).await;
+            }
+            let lz4 = info.and_then(|info| super::region::lz4_plan(&meta, &info, region));
+            if let Some(plan) = lz4 {
+                if let Some(part) = at.read_lz4::<T>(&plan, pointer).await? {
+                    return Ok(part);
+                }
             }
         }
         let store = self.fetch_for(pointer, Some(region)).await?;

@@ -32,11 +32,24 @@ pub(crate) fn plan(
     info: &BlockInfo,
     region: &[Range<usize>],
 ) -> Option<RegionPlan> {
+    if info.header.is_compressed() {
+        return None;
+    }
+    let mut plan = runs_in_data(meta, info.header.used_size, region)?;
+    for r in &mut plan.runs {
+        *r = r.start + info.data_offset..r.end + info.data_offset;
+    }
+    Some(plan)
+}
+
+/// The runs of `region` as offsets into the block's decoded data (of `data_len` bytes), when the
+/// array is stored in C order in a block (no strides other than C's, no mask, not streamed).
+fn runs_in_data(meta: &NdArrayMeta, data_len: u64, region: &[Range<usize>]) -> Option<RegionPlan> {
     if !matches!(meta.source, Some(Source::Block(_))) {
         return None;
     }
     let (shape, datatype) = (meta.shape.as_ref()?, meta.datatype.as_ref()?);
-    if info.header.is_compressed() || meta.streamed || meta.mask.is_some() || shape.is_empty() {
+    if meta.streamed || meta.mask.is_some() || shape.is_empty() {
         return None;
     }
     let item = datatype.size().ok()? as u64;
@@ -47,7 +60,7 @@ pub(crate) fn plan(
     let total = shape
         .iter()
         .try_fold(item, |a, &d| a.checked_mul(d as u64))?;
-    if meta.offset.checked_add(total)? > info.header.used_size {
+    if meta.offset.checked_add(total)? > data_len {
         return None; // the normal read reports it
     }
     let outer: usize = region[..region.len() - 1].iter().map(|r| r.len()).product();
@@ -55,7 +68,7 @@ pub(crate) fn plan(
         return None;
     }
     let last = region.last()?;
-    let start = info.data_offset + meta.offset + last.start as u64 * item;
+    let start = meta.offset + last.start as u64 * item;
     let len = last.len() as u64 * item;
     let mut runs = Vec::with_capacity(if len == 0 { 0 } else { outer });
     if len > 0 {
@@ -67,6 +80,39 @@ pub(crate) fn plan(
     let shape: Vec<usize> = region.iter().map(|r| r.len()).collect();
     let meta = NdArrayMeta::block(0, shape, datatype.clone(), meta.byteorder);
     Some(RegionPlan { runs, meta })
+}
+
+/// The most chunks of an `lz4` block a region read walks to (each chunk header is one small
+/// request, since each gives the next one's position): 1024 chunks are the first 4 GiB of
+/// decoded data. Regions further in read the whole block.
+const MAX_LZ4_CHUNKS: u64 = 1024;
+
+/// A region of an array stored in an `lz4` block (Python asdf's framing: 4 MiB chunks, each a
+/// big-endian stored length, a little-endian decoded size and a raw LZ4 block).
+pub(crate) struct Lz4Plan {
+    /// The runs as offsets into the block's decoded data, and the region's array.
+    inner: RegionPlan,
+    /// The block's stored bytes in the file.
+    stored: Range<u64>,
+}
+
+/// The plan of `region` when the array's block is `lz4`-compressed; `None` when it must be
+/// read whole (another codec, strides, a mask, or chunks beyond [`MAX_LZ4_CHUNKS`]).
+pub(crate) fn lz4_plan(
+    meta: &NdArrayMeta,
+    info: &BlockInfo,
+    region: &[Range<usize>],
+) -> Option<Lz4Plan> {
+    if info.header.compression != asdf_block::Label(*b"lz4\0") {
+        return None;
+    }
+    let inner = runs_in_data(meta, info.header.data_size, region)?;
+    let last = inner.runs.last().map_or(0, |r| r.end);
+    if last.div_ceil(asdf_block::codec::LZ4_CHUNK_SIZE as u64) > MAX_LZ4_CHUNKS {
+        return None;
+    }
+    let stored = info.data_offset..info.data_offset.checked_add(info.header.used_size)?;
+    Some(Lz4Plan { inner, stored })
 }
 
 fn c_strides(shape: &[usize], item: u64) -> Option<Vec<i64>> {
@@ -157,6 +203,98 @@ impl Reader<'_> {
         for p in &pieces {
             bytes.extend_from_slice(p);
         }
+        self.assemble(plan, bytes, pointer)
+    }
+}
+
+impl Reader<'_> {
+    /// Reads the chunks of `plan`'s block that hold its runs, and makes the region's array of
+    /// them; `None` when the block turns out not to be in Python's chunk framing (an LZ4 frame,
+    /// chunks of other sizes), which the caller then reads whole. The chunk headers are walked
+    /// from the block's start, one small request each; the chunks themselves come in one.
+    pub(crate) async fn read_lz4<T: Element>(
+        &self,
+        plan: &Lz4Plan,
+        pointer: &str,
+    ) -> Result<Option<ArrayD<T>>> {
+        let runs = &plan.inner.runs;
+        let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
+            return self.assemble(&plan.inner, Vec::new(), pointer).map(Some);
+        };
+        let chunk = asdf_block::codec::LZ4_CHUNK_SIZE as u64;
+        let (k, m) = (first.start / chunk, (last.end - 1) / chunk);
+        let Some((stored, decoded_len)) = self.chunk_extent(&plan.stored, k, m).await? else {
+            return Ok(None);
+        };
+        let limits = &self.options.blocks.limits;
+        self.object
+            .check_ceiling("the region's lz4 chunks", stored.clone(), limits)?;
+        let bytes = self.object.fetch_one(stored.clone()).await?;
+        // The fetched chunks are an lz4 block of their own, decoding to `decoded_len` bytes.
+        let span = first.start - k * chunk..last.end - k * chunk;
+        let codec = asdf_block::codec::Lz4Chunked;
+        let full = usize::try_from(decoded_len).ok();
+        let decoded = match full.and_then(|n| {
+            use asdf_block::codec::Codec;
+            let r = span.start as usize..span.end as usize;
+            codec.decode_range(&bytes, n, r).transpose()
+        }) {
+            Some(Ok(d)) => d,
+            // Not Python's framing after all (the whole-block read says what is wrong).
+            _ => return Ok(None),
+        };
+        let mut region = Vec::new();
+        for r in runs {
+            let at = (r.start - first.start) as usize..(r.end - first.start) as usize;
+            region.extend_from_slice(&decoded[at]);
+        }
+        self.assemble(&plan.inner, region, pointer).map(Some)
+    }
+
+    /// The stored bytes of chunks `k..=m` of the lz4 block at `stored` and what they decode
+    /// to, walking the chunk headers from its start (each must decode to a full 4 MiB chunk but
+    /// the last); `None` when the block is not in that framing.
+    async fn chunk_extent(
+        &self,
+        stored: &Range<u64>,
+        k: u64,
+        m: u64,
+    ) -> Result<Option<(Range<u64>, u64)>> {
+        let chunk = asdf_block::codec::LZ4_CHUNK_SIZE as u64;
+        let mut pos = stored.start;
+        let mut from = pos;
+        let mut decoded = 0;
+        for c in 0..=m {
+            if pos.saturating_add(8) > stored.end {
+                return Ok(None);
+            }
+            let head = self.object.fetch_one(pos..pos + 8).await?;
+            let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as u64;
+            let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as u64;
+            if n < 4 || (c < m && size != chunk) || size > chunk {
+                return Ok(None);
+            }
+            if c == k {
+                from = pos;
+            }
+            if c >= k {
+                decoded += size;
+            }
+            pos = pos.saturating_add(4 + n);
+            if pos > stored.end {
+                return Ok(None);
+            }
+        }
+        Ok(Some((from..pos, decoded)))
+    }
+
+    /// The region's array of its bytes, in C order.
+    fn assemble<T: Element>(
+        &self,
+        plan: &RegionPlan,
+        bytes: Vec<u8>,
+        pointer: &str,
+    ) -> Result<ArrayD<T>> {
         plan.meta
             .array_with::<T>(&OneBlock(bytes), &self.options.arrays)
             .map_err(|e| arr(pointer, e))
