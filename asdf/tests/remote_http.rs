@@ -449,7 +449,7 @@ fn a_region_of_an_lz4_array_reads_remotely() {
         )
         .unwrap();
     let server = RangeServer::start().expect("start the range server");
-    let url = serve_bytes(&server, "/lz4.asdf", bytes);
+    let url = serve_bytes(&server, "/lz4.asdf", bytes.clone());
     let f = RemoteFile::open(&url, &quick()).unwrap();
     let before = f.traffic();
     // Rows 700..730 lie in the second of the block's three 4 MiB chunks: two chunk headers are
@@ -476,4 +476,17 @@ fn a_region_of_an_lz4_array_reads_remotely() {
     // An empty region reads nothing.
     let part = f.read_region::<f32>("/a", &[5..5, 0..10]).unwrap();
     assert_eq!(part.shape(), &[0, 10]);
+    // A damaged chunk header (a decoded size other than 4 MiB, a stored length past the block):
+    // an error, never a panic nor wrong values.
+    let at = block.data_offset as usize;
+    for (range, value) in [
+        (at + 4..at + 8, 1234u32.to_le_bytes()),
+        (at..at + 4, [0xff; 4]),
+    ] {
+        let mut bad = bytes.clone();
+        bad[range].copy_from_slice(&value);
+        let url = serve_bytes(&server, "/lz4-bad.asdf", bad);
+        let g = RemoteFile::open(&url, &quick()).unwrap();
+        assert!(g.read_region::<f32>("/a", &[700..730, 0..10]).is_err());
+    }
 }

@@ -269,6 +269,9 @@ impl Reader<'_> {
                 return Ok(None);
             }
             let head = self.object.fetch_one(pos..pos + 8).await?;
+            if head.len() < 8 {
+                return Ok(None); // past the object's end: the whole-block read reports it
+            }
             let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as u64;
             let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as u64;
             if n < 4 || (c < m && size != chunk) || size > chunk {
