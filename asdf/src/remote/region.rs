@@ -103,7 +103,8 @@ pub(crate) fn lz4_plan(
     info: &BlockInfo,
     region: &[Range<usize>],
 ) -> Option<Lz4Plan> {
-    if info.header.compression != asdf_block::Label(*b"lz4\0") {
+    use asdf_block::codec::Codec;
+    if info.header.compression != asdf_block::codec::Lz4Chunked.label() {
         return None;
     }
     let inner = runs_in_data(meta, info.header.data_size, region)?;
@@ -205,9 +206,7 @@ impl Reader<'_> {
         }
         self.assemble(plan, bytes, pointer)
     }
-}
 
-impl Reader<'_> {
     /// Reads the chunks of `plan`'s block that hold its runs, and makes the region's array of
     /// them; `None` when the block turns out not to be in Python's chunk framing (an LZ4 frame,
     /// chunks of other sizes), which the caller then reads whole. The chunk headers are walked
@@ -232,16 +231,16 @@ impl Reader<'_> {
         let bytes = self.object.fetch_one(stored.clone()).await?;
         // The fetched chunks are an lz4 block of their own, decoding to `decoded_len` bytes.
         let span = first.start - k * chunk..last.end - k * chunk;
-        let codec = asdf_block::codec::Lz4Chunked;
-        let full = usize::try_from(decoded_len).ok();
-        let decoded = match full.and_then(|n| {
+        let span = span.start as usize..span.end as usize;
+        let decoded = usize::try_from(decoded_len).ok().and_then(|n| {
             use asdf_block::codec::Codec;
-            let r = span.start as usize..span.end as usize;
-            codec.decode_range(&bytes, n, r).transpose()
-        }) {
-            Some(Ok(d)) => d,
-            // Not Python's framing after all (the whole-block read says what is wrong).
-            _ => return Ok(None),
+            asdf_block::codec::Lz4Chunked
+                .decode_range(&bytes, n, span)
+                .ok()
+        });
+        // Not Python's framing after all: the whole-block read says what is wrong.
+        let Some(Some(decoded)) = decoded else {
+            return Ok(None);
         };
         let mut region = Vec::new();
         for r in runs {
