@@ -15,8 +15,14 @@
 //!
 //! Reading accepts also `List`/`Utf8`/`Binary` (32-bit offsets), sparse unions and dictionaries
 //! (an `IndexedArray` marked `__array__: "categorical"`, as awkward 2 reads them). Arrow buffers
-//! are copied once into the layout's typed vectors and back. awkward 2 parameters other than
-//! strings and categoricals are not carried (awkward's extension-type metadata is not written).
+//! are copied once into the layout's typed vectors and back.
+//!
+//! What Arrow's types cannot say (parameters such as `__record__` and `__doc__`, tuples, option
+//! types without missing values) travels in awkward 2's own metadata, written and read as awkward
+//! 2 does: as `awkward` extension types on the fields of a record batch
+//! ([`to_record_batch_with_extensions`], IPC streams), or in the schema's
+//! `awkward_array_metadata` ([`to_record_batch`], Parquet). Like `ak.to_arrow`'s default, a
+//! categorical is written as its values, without its parameter.
 
 use std::sync::Arc;
 
@@ -35,6 +41,9 @@ use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit, UnionFields};
 use serde_json::{json, Map};
 
+use std::collections::HashMap;
+
+use crate::arrow_meta as meta;
 use crate::dtype::Primitive;
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -378,41 +387,95 @@ fn union(u: &UnionArray, d: usize) -> Result<ArrayRef> {
 }
 
 /// The layout as a record batch: a record's fields become the columns; any other array becomes
-/// one column named `""` (as `ak.to_parquet` does).
+/// one column named `""` (as `ak.to_parquet` does). The schema carries awkward 2's metadata as
+/// `ak.to_parquet` writes it (`awkward_array_metadata`, and `ak:parameters` for a record), so
+/// parameters, tuples and option types survive a Parquet round trip.
 pub fn to_record_batch(layout: &Layout) -> Result<RecordBatch> {
+    let (batch, columns, record) = described_batch(layout)?;
+    let mut metadata = HashMap::from([meta::columns_entry(&columns)]);
+    metadata.extend(record.as_ref().map(meta::record_entry));
+    let schema = batch.schema().as_ref().clone().with_metadata(metadata);
+    batch.with_schema(Arc::new(schema)).map_err(arrow_err)
+}
+
+/// The layout as a record batch whose fields are awkward 2's `awkward` extension type, as
+/// `ak.to_arrow_table` makes them: each field carries its node's metadata, so `ak.from_arrow`
+/// restores parameters, tuples and option types.
+///
+/// ```
+/// use asdf_awkward::{arrow::{from_record_batch, to_record_batch_with_extensions}, Layout};
+/// let lists = Layout::from_json(&serde_json::json!([[1, 2], [], [3]])).unwrap();
+/// let mut doc = serde_json::Map::new();
+/// doc.insert("__doc__".into(), "hits per event".into());
+/// let a = lists.with_parameters(doc);
+/// let batch = to_record_batch_with_extensions(&a).unwrap();
+/// assert_eq!(batch.schema().field(0).metadata()["ARROW:extension:name"], "awkward");
+/// assert_eq!(from_record_batch(&batch).unwrap(), a);
+/// ```
+pub fn to_record_batch_with_extensions(layout: &Layout) -> Result<RecordBatch> {
+    let (batch, columns, record) = described_batch(layout)?;
+    let mut fields = Vec::with_capacity(columns.len());
+    let mut arrays = Vec::with_capacity(columns.len());
+    for ((f, a), m) in batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .zip(&columns)
+    {
+        let field = m.extension_field(f)?;
+        arrays.push(make_array(meta::retype(a.to_data(), field.data_type())?));
+        fields.push(field);
+    }
+    let metadata = HashMap::from_iter(record.as_ref().map(meta::record_entry));
+    let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+    RecordBatch::try_new(schema, arrays).map_err(arrow_err)
+}
+
+/// The plain record batch of [`to_record_batch`], what awkward 2 records about each column, and
+/// for a record split into columns, the record's parameters.
+fn described_batch(
+    layout: &Layout,
+) -> Result<(RecordBatch, Vec<meta::NodeMeta>, Option<meta::Params>)> {
     let arr = to_arrow(layout)?;
-    let inner = strip(layout);
+    let mut params = meta::Params::new();
+    let mut inner = layout;
+    while let Layout::Parameters(p) = inner {
+        params.extend(p.parameters.iter().map(|(k, v)| (k.clone(), v.clone())));
+        inner = &p.content;
+    }
     let named = match inner {
         Layout::Table(t) => t.view.is_none() && !t.fields.is_empty(),
         Layout::Record(r) => r.fields.is_some() && !r.contents.is_empty(),
         _ => false,
     };
-    if named {
-        if let Some(s) = arr.as_any().downcast_ref::<StructArray>() {
-            let schema = Arc::new(Schema::new(s.fields().clone()));
-            return RecordBatch::try_new(schema, s.columns().to_vec()).map_err(arrow_err);
-        }
+    if let (true, Some(s)) = (named, arr.as_any().downcast_ref::<StructArray>()) {
+        let columns = s
+            .fields()
+            .iter()
+            .zip(meta::contents_of(inner))
+            .map(|(f, c)| meta::describe(c, f.name(), f.data_type()))
+            .collect();
+        let schema = Arc::new(Schema::new(s.fields().clone()));
+        let batch = RecordBatch::try_new(schema, s.columns().to_vec()).map_err(arrow_err)?;
+        return Ok((batch, columns, Some(params)));
     }
+    let column = meta::describe(layout, "", arr.data_type());
     let schema = Arc::new(Schema::new(vec![Field::new(
         "",
         arr.data_type().clone(),
         nullable(layout),
     )]));
-    RecordBatch::try_new(schema, vec![arr]).map_err(arrow_err)
+    let batch = RecordBatch::try_new(schema, vec![arr]).map_err(arrow_err)?;
+    Ok((batch, vec![column], None))
 }
 
-fn strip(mut l: &Layout) -> &Layout {
-    while let Layout::Parameters(p) = l {
-        l = &p.content;
-    }
-    l
-}
-
-/// Writes `layout` as an Arrow IPC stream (one record batch, see [`to_record_batch`]),
-/// atomically; pyarrow reads it with `pa.ipc.open_stream`.
+/// Writes `layout` as an Arrow IPC stream (one record batch of awkward extension types, see
+/// [`to_record_batch_with_extensions`]), atomically; pyarrow reads it with `pa.ipc.open_stream`,
+/// and `ak.from_arrow` restores awkward's parameters from it.
 pub fn write_ipc_stream(layout: &Layout, path: impl AsRef<std::path::Path>) -> Result<()> {
     let path = path.as_ref();
-    let batch = to_record_batch(layout)?;
+    let batch = to_record_batch_with_extensions(layout)?;
     let mut failure = None;
     crate::store::write_atomic(path, true, |file| {
         let run = || -> std::result::Result<(), arrow_schema::ArrowError> {
@@ -469,21 +532,33 @@ pub(crate) fn from_column_pieces(
     rows: usize,
 ) -> Result<Layout> {
     use rayon::prelude::*;
+    let table = meta::TableMeta::of(schema)?;
     let layouts = columns
         .into_par_iter()
+        .zip(&table.columns)
         .enumerate()
-        .map(|(c, parts)| match parts.is_empty() {
-            true => from_arrow(arrow_array::new_empty_array(schema.field(c).data_type()).as_ref()),
-            false => from_arrow_parts(&parts),
+        .map(|(c, (parts, m))| {
+            let field = schema.field(c);
+            let plain = match parts.is_empty() {
+                true => from_arrow(arrow_array::new_empty_array(field.data_type()).as_ref()),
+                false => from_arrow_parts(&parts),
+            }?;
+            meta::annotate(plain, m, &format!("column {:?}", field.name()), 0)
         })
         .collect::<Result<Vec<_>>>()?;
-    from_columns(schema, layouts, rows)
+    from_columns(schema, &table, layouts, rows)
 }
 
 /// The layout of a table whose columns are already layouts (`rows` long each, in `schema`'s
 /// order): the column itself when it is the one column named `""`, as `ak.to_parquet` writes
-/// non-record arrays; otherwise a record of the columns.
-fn from_columns(schema: &Schema, mut columns: Vec<Layout>, rows: usize) -> Result<Layout> {
+/// non-record arrays; otherwise a record of the columns, with what awkward's metadata records
+/// of it (its parameters; rows missing where every column is, for an optional record).
+fn from_columns(
+    schema: &Schema,
+    table: &meta::TableMeta,
+    mut columns: Vec<Layout>,
+    rows: usize,
+) -> Result<Layout> {
     if let Some(c) = columns.iter().position(|c| c.len() != rows) {
         return Err(unsupported(format!(
             "column {:?} has {} rows, the table {rows}",
@@ -494,11 +569,7 @@ fn from_columns(schema: &Schema, mut columns: Vec<Layout>, rows: usize) -> Resul
     if columns.len() == 1 && schema.field(0).name().is_empty() {
         return Ok(columns.remove(0));
     }
-    Ok(Layout::Record(RecordArray {
-        fields: Some(schema.fields().iter().map(|f| f.name().clone()).collect()),
-        contents: columns.into_iter().map(Arc::new).collect(),
-        length: rows,
-    }))
+    Ok(table.record(schema, columns, rows))
 }
 
 /// An Arrow array as a layout (see the module documentation for the mapping).

@@ -5,7 +5,7 @@
 //! holds), `EmptyArray`, `ListOffsetArray`, `ListArray`, `RegularArray`, `RecordArray` (named and
 //! tuple), `IndexedArray`, `IndexedOptionArray`, `ByteMaskedArray`, `BitMaskedArray` (both bit
 //! orders), `UnmaskedArray` and `UnionArray`, with awkward 1 class names (`ListOffsetArray64`,
-//! `UnionArray8_64`, ...) accepted as aliases. Parameters are kept ([`Parameterized`]); lists
+//! `UnionArray8_64`, ...) accepted as aliases. Parameters are kept ([`Parameterized`](crate::layout::Parameterized)); lists
 //! with `__array__: "string"`/`"bytestring"` over `uint8` `"char"`/`"byte"` become
 //! [`StringArray`]s. Index buffers of any allowed width (`i8`, `u8`, `i32`, `u32`, `i64`) are
 //! widened to `i64`.
@@ -27,7 +27,7 @@ use crate::dtype::{ByteOrder, DType, Primitive};
 use crate::error::{Error, Result};
 use crate::layout::{
     BitMaskedArray, EmptyArray, IndexedArray, IndexedMaskedArray, JaggedArray, Layout, ListIndex,
-    MaskedArray, Parameterized, RecordArray, RegularArray, StringArray, UnionArray, UnmaskedArray,
+    MaskedArray, RecordArray, RegularArray, StringArray, UnionArray, UnmaskedArray,
 };
 use crate::limits::Limits;
 use crate::numpy::NumpyArray;
@@ -492,7 +492,7 @@ impl<'a> Importer<'a> {
             other => return Err(form_err(loc, format!("unhandled form class {other:?}"))),
         };
         layout.validate_node(loc)?;
-        Ok(with_parameters(layout, parameters))
+        Ok(layout.with_parameters(parameters))
     }
 
     /// The offsets (`ListOffsetArray`) or starts and stops (`ListArray`) of `length` lists.
@@ -607,12 +607,9 @@ impl<'a> Importer<'a> {
                 content: take_u8(content),
                 encoding,
             });
-            return Ok(with_parameters(layout, rest));
+            return Ok(layout.with_parameters(rest));
         }
-        Ok(with_parameters(
-            Layout::Jagged(JaggedArray { index, content }),
-            parameters,
-        ))
+        Ok(Layout::Jagged(JaggedArray { index, content }).with_parameters(parameters))
     }
 
     fn regular(&mut self, n: &FormNode<'_>, length: usize, d: usize) -> Result<Layout> {
@@ -850,17 +847,6 @@ fn take_u8(content: Arc<Layout>) -> Vec<u8> {
             },
             _ => Vec::new(),
         },
-    }
-}
-
-fn with_parameters(layout: Layout, parameters: Map<String, Json>) -> Layout {
-    if parameters.is_empty() {
-        layout
-    } else {
-        Layout::Parameters(Parameterized {
-            parameters,
-            content: Arc::new(layout),
-        })
     }
 }
 

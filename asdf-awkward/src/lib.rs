@@ -68,10 +68,13 @@
 //! With the `arrow` feature, `arrow::to_arrow`/`arrow::from_arrow` convert layouts to arrow-rs
 //! arrays and back, following `ak.to_arrow`'s mapping; with `parquet`,
 //! `parquet_io::write_parquet`/`parquet_io::read_parquet` write and read Parquet files that
-//! `ak.from_parquet` and pyarrow read (and read theirs).
+//! `ak.from_parquet` and pyarrow read (and read theirs). awkward 2's metadata rides along both
+//! ways, so parameters, tuples and option types come back as they went.
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
+#[cfg(feature = "arrow")]
+mod arrow_meta;
 #[cfg(feature = "asdf")]
 pub mod asdf_store;
 pub mod awkd;

@@ -13,6 +13,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
@@ -40,8 +41,14 @@ fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
 pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let batch = to_record_batch(layout)?;
+    // The schema's metadata (awkward's) as the file's own key-value metadata, where
+    // `ak.from_parquet` looks for it.
+    let schema = batch.schema();
+    let metadata = schema.metadata().iter();
+    let metadata = metadata.map(|(k, v)| KeyValue::new(k.clone(), v.clone()));
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_key_value_metadata(Some(metadata.collect()))
         .build();
     let mut failure = None;
     crate::store::write_atomic(path, true, |file| {

@@ -8,7 +8,8 @@ use crate::common;
 use asdf_awkward::parquet_io::{read_parquet, write_parquet};
 use serde_json::Value as Json;
 
-/// Writes `<name>.parquet` with `ak.to_parquet` for each array; prints `{name: to_list}`.
+/// Writes `<name>.parquet` with `ak.to_parquet` for each array; prints `{"lists": {name:
+/// to_list}, "params": {name: every parameter of the form awkward reads back, sorted}}`.
 const WRITE: &str = r#"
 import sys, json, math, pathlib
 import numpy as np, awkward as ak
@@ -22,8 +23,9 @@ arrays = {
     "strings": ak.Array(["one", "", "h\u00e9llo", None]),
     "bytes": ak.Array([b"ab", b"", b"c"]),
     "records": ak.Array([{"x": 1, "y": [1.5], "s": "a"}, {"x": 2, "y": [], "s": None}]),
-    # A missing record inside a list (a missing top-level row exists only in awkward's own
-    # metadata, which this crate does not read).
+    # Missing records: inside a list, and as rows (columns split, awkward's metadata says the
+    # rows are optional).
+    "record_rows_option": ak.Array([{"a": 1, "b": "x"}, None, {"a": 3, "b": None}]),
     "list_of_record_option": ak.Array([[{"a": 1, "b": [1.5]}, None], [], [{"a": 3, "b": []}]]),
     "nested_records": ak.Array([{"p": {"q": [1, 2]}}, {"p": {"q": []}}]),
     "list_of_records": ak.Array([[{"x": 1.5}, {"x": 2.5}], []]),
@@ -33,13 +35,22 @@ arrays = {
     "uint8": ak.values_astype(ak.Array([0, 255]), np.uint8),
     "float32": ak.values_astype(ak.Array([0.5, -1.5]), np.float32),
     "tuples": ak.Array([(1, "a"), (2, "b")]),
+    # Parameters and classes only awkward's own metadata carries.
+    "named_records": ak.with_name(ak.Array([[{"x": 1.0, "y": 2.0}], []]), "Point"),
+    "named_columns": ak.with_name(ak.Array([{"x": 1, "y": [2]}, {"x": 3, "y": []}]), "Event"),
+    "doc_list": ak.with_parameter(ak.Array([[1, 2], [3]]), "__doc__", "counts"),
+    "doc_inner": ak.Array(ak.contents.ListOffsetArray(ak.index.Index64(np.array([0, 2, 3])), ak.contents.NumpyArray(np.array([1.5, 2.5, 3.5]), parameters={"units": "GeV"}))),
+    "tuples_in_lists": ak.Array([[(1, [1.5]), (2, [])], []]),
+    "option_without_missing": ak.Array(ak.contents.UnmaskedArray(ak.contents.NumpyArray(np.array([1, 2, 3])))),
+    "option_params": ak.Array(ak.contents.ByteMaskedArray(ak.index.Index8(np.array([1, 0, 1], np.int8)), ak.contents.NumpyArray(np.array([1.0, 2.0, 3.0])), valid_when=True, parameters={"note": "masked"})),
     "events": ak.zip({"pt": ak.Array([[30.5, 12.25], [], [5.0]]), "eta": ak.Array([[0.1, -1.2], [], [2.0]])}),
 }
-out = {}
+out, found = {}, {}
 for name, a in arrays.items():
     ak.to_parquet(a, base / f"{name}.parquet")
     out[name] = conv(a.to_list())
-print(json.dumps(out))
+    found[name] = sorted(params(ak.from_parquet(base / f"{name}.parquet").layout.form.to_dict(), []))
+print(json.dumps({"lists": out, "params": found}))
 "#;
 
 /// Reads our `<name>.rs.parquet` files back with awkward and pyarrow and compares with the
@@ -48,7 +59,7 @@ const VERIFY: &str = r#"
 import sys, json, pathlib
 import numpy as np, awkward as ak, pyarrow.parquet as pq
 base = pathlib.Path(sys.argv[1])
-# Tuple-ness lives only in awkward's own Parquet metadata: a tuple reads as fields "0", "1".
+# pyarrow alone does not read awkward's metadata: a tuple reads as fields "0", "1" there.
 def conv(x):
     if isinstance(x, (dict, tuple)):
         items = x.items() if isinstance(x, dict) else enumerate(x)
@@ -65,8 +76,13 @@ for name in names:
         back = ak.from_parquet(ours)
     except Exception as e:
         failures.append([name, "ak.from_parquet: %r" % e]); continue
-    if conv(back.to_list()) != conv(orig.to_list()):
+    # Values, tuples, parameters and option types as awkward reads its own file.
+    if back.to_list() != orig.to_list():
         failures.append([name, "ak: %r != %r" % (back.to_list(), orig.to_list())])
+    if str(back.type) != str(orig.type):
+        failures.append([name, "ak type: %s != %s" % (back.type, orig.type)])
+    elif not ak.array_equal(back, orig, check_parameters=True):
+        failures.append([name, "ak.array_equal with parameters"])
     table = pq.read_table(ours)
     if table.num_rows != len(orig):
         failures.append([name, "pyarrow rows %d != %d" % (table.num_rows, len(orig))])
@@ -83,10 +99,14 @@ fn parquet_both_ways_with_awkward_and_pyarrow() {
     let py = asdf_testkit::require_awkward2_python!();
     let tmp = asdf_testkit::TempDir::new("awk-parquet");
     let dir = tmp.path().to_str().unwrap().to_string();
-    let out = asdf_testkit::run_python(&py, &format!("{}{WRITE}", common::CONV), &[&dir]);
-    let expected: Json = serde_json::from_slice(&out).unwrap();
-    let expected = expected.as_object().unwrap();
-    assert!(expected.len() >= 15);
+    let out = asdf_testkit::run_python(
+        &py,
+        &format!("{}{}{WRITE}", common::CONV, common::PARAMS),
+        &[&dir],
+    );
+    let report: Json = serde_json::from_slice(&out).unwrap();
+    let expected = report["lists"].as_object().unwrap();
+    assert!(expected.len() >= 20);
     for (name, list) in expected {
         let l = read_parquet(tmp.join(&format!("{name}.parquet")))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -94,6 +114,16 @@ fn parquet_both_ways_with_awkward_and_pyarrow() {
             &l.to_json().unwrap(),
             list,
             "{name}: awkward's Parquet read here"
+        );
+        // The parameters awkward's metadata carries come through (as awkward reads them).
+        let form = asdf_awkward::to_awkward2(&l).unwrap().form;
+        let mut have = Vec::new();
+        common::form_parameters(&form, &mut have);
+        have.sort();
+        assert_eq!(
+            Json::from(have),
+            report["params"][name],
+            "{name}: parameters"
         );
         write_parquet(&l, tmp.join(&format!("{name}.rs.parquet")))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -156,6 +186,48 @@ fn row_groups_read_in_order() {
             back.to_json().unwrap(),
             Json::Array(rows.to_vec()),
             "{name}"
+        );
+    }
+}
+
+/// awkward's metadata in a file is checked against the data it describes: text that is not
+/// JSON, values of the wrong kind, children that do not match the Arrow type and JSON nested
+/// past the parser's limit are errors naming the metadata, never a panic or a wrong array.
+#[test]
+fn awkward_metadata_that_disagrees_is_an_error() {
+    use parquet::arrow::ArrowWriter;
+    let tmp = asdf_testkit::TempDir::new("awk-parquet-meta");
+    let layout = asdf_awkward::Layout::from_json(&serde_json::json!([[1, 2], [], [3]])).unwrap();
+    let batch = asdf_awkward::arrow::to_record_batch(&layout).unwrap();
+    let node = |kids: &str| {
+        format!(r#"{{"": {{"node_type": "ListOffsetArray", "subfield_metadata": [{kids}]}}}}"#)
+    };
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases = [
+        ("not_json", "{".to_string(), "not JSON"),
+        ("not_object", "[1]".to_string(), "not an object"),
+        (
+            "wrong_kind",
+            r#"{"": {"node_type": 7}}"#.to_string(),
+            "not a string",
+        ),
+        ("two_children", node("{}, {}"), "2 children recorded"),
+        ("deep", format!(r#"{{"": {deep}}}"#), "not JSON"),
+    ];
+    for (name, text, want) in cases {
+        let metadata = [("awkward_array_metadata".to_string(), text)].into();
+        let schema = batch.schema().as_ref().clone().with_metadata(metadata);
+        let bad =
+            arrow_array::RecordBatch::try_new(schema.into(), batch.columns().to_vec()).unwrap();
+        let p = tmp.join(&format!("{name}.parquet"));
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&p).unwrap(), bad.schema(), None).unwrap();
+        w.write(&bad).unwrap();
+        w.close().unwrap();
+        let e = read_parquet(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("awkward metadata") && e.contains(want),
+            "{name}: {e}"
         );
     }
 }

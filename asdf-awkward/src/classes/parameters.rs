@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::element::{Budget, Value};
 use crate::error::Result;
-use crate::layout::{Awkward2Writer, Class, Node};
+use crate::layout::{Awkward2Writer, Class, Layout, Node};
 
 /// `content` with awkward 2 parameters. Values and length are the content's; awkward0 has no
 /// parameters, so its writer stores the content alone. The awkward 2 export puts the
@@ -47,6 +47,19 @@ impl Parameterized {
             Ok(s) => Value::Str(s),
             Err(_) => Value::List(items),
         }
+    }
+}
+
+impl Layout {
+    /// `self` under `parameters`, or `self` unchanged when there are none.
+    pub fn with_parameters(self, parameters: Map<String, Json>) -> Layout {
+        if parameters.is_empty() {
+            return self;
+        }
+        Layout::Parameters(Parameterized {
+            parameters,
+            content: std::sync::Arc::new(self),
+        })
     }
 }
 

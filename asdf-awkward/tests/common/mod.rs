@@ -32,6 +32,34 @@ def conv(x):
     return x
 "#;
 
+/// Python helper listing every parameter of an awkward 2 form (`form.to_dict()`) as
+/// `key=json`, depth first, as [`form_parameters`] lists them.
+pub(crate) const PARAMS: &str = r#"
+import json
+def params(form, out):
+    out += ["%s=%s" % (k, json.dumps(v, separators=(",", ":"))) for k, v in form.get("parameters", {}).items()]
+    for key in ("content", "contents"):
+        kids = form.get(key)
+        for k in (kids if isinstance(kids, list) else [kids] if kids else []):
+            params(k, out)
+    return out
+"#;
+
+/// Every parameter of an awkward 2 form as `key=json`, depth first.
+pub(crate) fn form_parameters(form: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value as Json;
+    if let Some(p) = form.get("parameters").and_then(Json::as_object) {
+        out.extend(p.iter().map(|(k, v)| format!("{k}={v}")));
+    }
+    for key in ["content", "contents"] {
+        match form.get(key) {
+            Some(Json::Array(kids)) => kids.iter().for_each(|k| form_parameters(k, out)),
+            Some(kid) => form_parameters(kid, out),
+            None => {}
+        }
+    }
+}
+
 pub(crate) fn leaf(b: Buffer) -> Arc<Layout> {
     Arc::new(Layout::Numpy(NumpyArray::from_vec(b)))
 }
