@@ -606,6 +606,11 @@ fn annotate_node(l: Layout, m: &NodeMeta, loc: &str, depth: usize) -> Result<Lay
             format!("{k} children recorded, the Arrow type has {n}"),
         )),
     };
+    let every_kid = |contents: Vec<Arc<Layout>>| -> Result<Vec<Arc<Layout>>> {
+        expect(contents.len())?;
+        let kids = contents.into_iter().enumerate();
+        kids.map(|(k, c)| kid(c, k)).collect()
+    };
     let mut params = m.node_parameters.clone();
     let out = match l {
         Layout::Jagged(mut j) => {
@@ -619,26 +624,14 @@ fn annotate_node(l: Layout, m: &NodeMeta, loc: &str, depth: usize) -> Result<Lay
             Layout::Regular(r)
         }
         Layout::Record(mut r) => {
-            expect(r.contents.len())?;
-            r.contents = r
-                .contents
-                .into_iter()
-                .enumerate()
-                .map(|(k, c)| kid(c, k))
-                .collect::<Result<_>>()?;
+            r.contents = every_kid(r.contents)?;
             if m.record_is_tuple == Some(true) {
                 r.fields = None;
             }
             Layout::Record(r)
         }
         Layout::Union(mut u) => {
-            expect(u.contents.len())?;
-            u.contents = u
-                .contents
-                .into_iter()
-                .enumerate()
-                .map(|(k, c)| kid(c, k))
-                .collect::<Result<_>>()?;
+            u.contents = every_kid(u.contents)?;
             Layout::Union(u)
         }
         Layout::String(s) => {
