@@ -70,4 +70,7 @@ pub use region::{check_region, slice_region};
 pub use store::{BlockStore, NoBlocks};
 pub use values::infer_datatype;
 pub use write::{ArrayWriter, MemoryStore, PendingBlock, Storage, StoreOptions};
-pub use zarr::{is_zarr_tag, ChunkMap, ZarrArray, ZarrStorage, ZARR_TAG_PREFIX};
+pub use zarr::{
+    external_store_location, is_remote_store, is_zarr_tag, ChunkMap, ZarrArray, ZarrStorage,
+    MAX_CHUNK_FILES, ZARR_TAG_PREFIX,
+};

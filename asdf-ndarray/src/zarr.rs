@@ -206,6 +206,41 @@ impl ZarrArray {
         })
     }
 
+    /// The keys of the chunk files `region` touches (the whole array when `None`), in C order,
+    /// for chunks in an external store (none for chunks in blocks): what a reader fetches
+    /// before [`region_with`](Self::region_with) asks its store for them. At most
+    /// [`MAX_CHUNK_FILES`].
+    pub fn chunk_keys(&self, region: Option<&[Range<usize>]>) -> Result<Vec<String>> {
+        let ZarrStorage::Directory { separator, .. } = &self.storage else {
+            return Ok(Vec::new());
+        };
+        let full: Vec<Range<usize>> = self.shape.iter().map(|&n| 0..n).collect();
+        let region = region.unwrap_or(&full);
+        let inside = region.len() == self.shape.len()
+            && region
+                .iter()
+                .zip(&self.shape)
+                .all(|(r, &n)| r.start <= r.end && r.end <= n);
+        if !inside {
+            return Err(NdError::Usage(format!(
+                "the region {region:?} is not inside the shape {:?}",
+                self.shape
+            )));
+        }
+        let grid = self.grid();
+        let touched = Touched::new(&self.chunks, &grid, region);
+        if touched.count > MAX_CHUNK_FILES {
+            return Err(NdError::Usage(format!(
+                "the region touches {} chunk files of the zarr store, more than the {MAX_CHUNK_FILES} \
+                 one read fetches",
+                touched.count
+            )));
+        }
+        Ok((0..touched.count)
+            .map(|k| chunk_key(&touched.at(k).0, *separator))
+            .collect())
+    }
+
     /// The block holding the chunk map, for chunks stored in blocks.
     pub fn chunk_block_map(&self) -> Option<i64> {
         match self.storage {
@@ -375,8 +410,7 @@ impl ZarrArray {
             (_, Some(MISSING)) => return Ok(Decoded::Fill(fill)),
             (_, Some(b)) => (store.block(i64::from(b)), format!("block {b}")),
             (ZarrStorage::Directory { path, separator }, None) => {
-                let key: Vec<String> = at.iter().map(usize::to_string).collect();
-                let key = key.join(&separator.to_string());
+                let key = chunk_key(at, *separator);
                 match store.zarr_file(path, &key) {
                     Ok(None) => return Ok(Decoded::Fill(fill)),
                     got => (
@@ -463,8 +497,9 @@ impl ZarrArray {
 }
 
 /// The directory of an asdf-zarr node's external chunk store, and whether its keys nest
-/// (`NestedDirectoryStore`). Stores that are not directories on the local file system are
-/// refused with their type.
+/// (`NestedDirectoryStore`). An `FSStore` on an object store or a web server is named by its URL
+/// (`s3://bucket/path`, `gs://…`, `az://…`, `abfs://…`, `https://…`); other stores are refused
+/// with their type.
 fn external_store(node: &Node) -> Result<(String, bool)> {
     let store = node
         .get("store")
@@ -473,30 +508,83 @@ fn external_store(node: &Node) -> Result<(String, bool)> {
         .get("type_string")
         .and_then(Node::as_str)
         .unwrap_or("?");
-    let local_fs = || {
-        let protocol = store.get("fs").and_then(Node::as_str).map(fs_protocol);
-        matches!(protocol, Some(Some(p)) if p == "file" || p == "local")
-    };
+    let path = store
+        .get("path")
+        .and_then(Node::as_str)
+        .ok_or_else(|| field_err("store.path", "expected the store's directory"))?;
     let nested = match kind {
         "DirectoryStore" => false,
         "NestedDirectoryStore" => true,
-        "FSStore" if local_fs() => false,
+        "FSStore" => {
+            let protocol = store.get("fs").and_then(Node::as_str).and_then(fs_protocol);
+            return fs_store_location(protocol.as_deref(), path).map(|p| (p, false));
+        }
         other => {
             return Err(field_err(
                 "store",
                 format!(
                     "chunks in a zarr {other} are not read (only DirectoryStore, \
-                     NestedDirectoryStore and FSStore on local files)"
+                     NestedDirectoryStore and FSStore)"
                 ),
             ))
         }
     };
-    let path = store
-        .get("path")
-        .and_then(Node::as_str)
-        .ok_or_else(|| field_err("store.path", "expected the store's directory"))?;
     Ok((path.to_string(), nested))
 }
+
+/// Where an `FSStore`'s files are: its path on the local file system, or the URL of its
+/// directory on an object store or web server (fsspec keeps paths without the protocol).
+fn fs_store_location(protocol: Option<&str>, path: &str) -> Result<String> {
+    let url = |scheme: &str| {
+        let bare = path.split_once("://").map_or(path, |(_, rest)| rest);
+        format!("{scheme}://{}", bare.trim_start_matches('/'))
+    };
+    Ok(match protocol {
+        Some("file" | "local") => path.to_string(),
+        Some("s3" | "s3a") => url("s3"),
+        Some("gs" | "gcs") => url("gs"),
+        Some("az" | "abfs" | "abfss" | "adl") => url("az"),
+        Some("http" | "https") if path.starts_with("http://") || path.starts_with("https://") => {
+            path.to_string()
+        }
+        other => {
+            return Err(field_err(
+                "store.fs",
+                format!(
+                    "chunks in an FSStore on {} are not read (local files, s3, gs, az, http \
+                     and https are)",
+                    other.unwrap_or("an unknown file system")
+                ),
+            ))
+        }
+    })
+}
+
+/// Whether a store location is a URL (an `FSStore` off the local file system), not a path.
+pub fn is_remote_store(location: &str) -> bool {
+    ["s3://", "gs://", "az://", "http://", "https://"]
+        .iter()
+        .any(|p| location.starts_with(p))
+}
+
+/// The location of an asdf-zarr node's external chunk store as [`ZarrArray::open`] passes it
+/// to [`BlockStore::zarr_file`] (a path, or a URL per [`is_remote_store`]); `None` when the
+/// chunks are in the file's blocks.
+pub fn external_store_location(node: &Node) -> Result<Option<String>> {
+    if node.get(".zarray").is_some() {
+        return Ok(None);
+    }
+    external_store(node).map(|(location, _)| Some(location))
+}
+
+/// The key of the chunk at grid coordinates `at`.
+fn chunk_key(at: &[usize], separator: char) -> String {
+    let key: Vec<String> = at.iter().map(usize::to_string).collect();
+    key.join(&separator.to_string())
+}
+
+/// The most chunk files one read of an external store fetches.
+pub const MAX_CHUNK_FILES: usize = 1 << 20;
 
 /// The `protocol` of an fsspec file system's JSON (a string or the first of a list).
 fn fs_protocol(json: &str) -> Option<String> {

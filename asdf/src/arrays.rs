@@ -155,6 +155,14 @@ pub(crate) fn zarr_store_file(
     if !plain_key {
         return Err(err("not a zarr chunk key".into()));
     }
+    if asdf_ndarray::is_remote_store(store) {
+        #[cfg(feature = "remote")]
+        return crate::remote::zarr_store::fetch_for_local(store, key, options);
+        #[cfg(not(feature = "remote"))]
+        return Err(err(
+            "a zarr store on the network: reading it needs the `remote` feature of asdf".into(),
+        ));
+    }
     let base = base.ok_or_else(|| {
         err("the file was not opened from a path, so its zarr store has no base".into())
     })?;

@@ -346,3 +346,125 @@ fn external_zarr_stores_read_within_the_external_file_policy() {
         .to_string();
     assert!(e.contains("store.zarr/1.1") && e.contains("zlib"), "{e}");
 }
+
+/// A remote file's external zarr stores: relative directories resolved against its URL and
+/// read chunk file by chunk file (only those a region touches), within the policy on external
+/// files; a local path named by a remote file is refused.
+#[cfg(feature = "remote")]
+#[test]
+fn remote_files_read_their_external_zarr_stores() {
+    use asdf::remote::{RemoteFile, RemoteOptions};
+    use asdf_testkit::http::{Body, RangeServer};
+    let python = require_python!();
+    let dir = TempDir::new("zarr-external-remote");
+    let cases = cases(&run_python(
+        &python,
+        EXTERNAL,
+        &[dir.path().to_str().unwrap()],
+    ));
+    // zarr names its stores by absolute paths: made relative, the file can travel with them
+    // (it has no blocks, so its length may change).
+    let original = std::fs::read(dir.join("ext.asdf")).unwrap();
+    let prefix = format!("{}/", dir.path().to_str().unwrap());
+    let text = String::from_utf8(original.clone()).unwrap();
+    assert!(text.contains(&prefix));
+    let relative = text.replace(&prefix, "");
+    std::fs::write(dir.join("relative.asdf"), &relative).unwrap();
+    assert_eq!(
+        AsdfFile::open(dir.join("relative.asdf"))
+            .unwrap()
+            .blocks()
+            .len(),
+        0
+    );
+    let server = RangeServer::start().expect("start the range server");
+    let put =
+        |path: &str, bytes: Vec<u8>| server.put(path, Body::Memory(std::sync::Arc::new(bytes)));
+    put("/data/ext.asdf", relative.clone().into_bytes());
+    put("/data/absolute.asdf", original);
+    put(
+        "/data/sub/up.asdf",
+        relative.replace("path: ", "path: ../").into_bytes(),
+    );
+    for store in ["store.zarr", "nested.zarr", "fs.zarr"] {
+        for entry in walk(&dir.join(store)) {
+            let key = entry
+                .strip_prefix(dir.path())
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            put(&format!("/data/{key}"), std::fs::read(&entry).unwrap());
+        }
+    }
+    let options = RemoteOptions::default();
+    let f = RemoteFile::open(&server.url("/data/ext.asdf"), &options).unwrap();
+    check_arrays(
+        &cases,
+        dir.path(),
+        |p| f.pointer(p).and_then(asdf::array_kind),
+        |p| f.read(p),
+    );
+    // A region in one chunk: the store's .zarray and that chunk file, two requests.
+    let before = f.traffic();
+    let part = f.read_region::<i32>("/arrays/dir", &[7..11, 6..9]).unwrap();
+    let after = f.traffic();
+    assert_eq!(after.requests - before.requests, 2, "{before:?} {after:?}");
+    let whole = f.array::<i32>("/arrays/dir").unwrap();
+    assert_eq!(
+        part,
+        whole.slice(ndarray::s![7..11, 6..9]).to_owned().into_dyn()
+    );
+    // A never-written chunk (removed by zarr): its fill value, after a request that finds
+    // nothing.
+    let fill = f.read_region::<i32>("/arrays/dir", &[0..6, 0..5]).unwrap();
+    assert!(fill.iter().all(|&v| v == -1));
+
+    // Untrusted: stores inside the file's directory read; one directory up they are refused.
+    let untrusted = RemoteOptions::untrusted();
+    let f = RemoteFile::open(&server.url("/data/ext.asdf"), &untrusted).unwrap();
+    check_arrays(
+        &cases,
+        dir.path(),
+        |p| f.pointer(p).and_then(asdf::array_kind),
+        |p| f.read(p),
+    );
+    let up = server.url("/data/sub/up.asdf");
+    let e = RemoteFile::open(&up, &untrusted)
+        .unwrap()
+        .read("/arrays/dir")
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("../store.zarr") && e.to_string().contains("outside"),
+        "{e}"
+    );
+    let f = RemoteFile::open(&up, &options).unwrap();
+    check_arrays(
+        &cases,
+        dir.path(),
+        |p| f.pointer(p).and_then(asdf::array_kind),
+        |p| f.read(p),
+    );
+    // The file zarr wrote names its stores by local paths: not read from a remote file.
+    let f = RemoteFile::open(&server.url("/data/absolute.asdf"), &options).unwrap();
+    let e = f.read("/arrays/dir").unwrap_err().to_string();
+    assert!(
+        e.contains("store.zarr") && e.contains("a local path"),
+        "{e}"
+    );
+}
+
+/// Every file below `dir` (dot files included).
+#[cfg(feature = "remote")]
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

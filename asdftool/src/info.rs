@@ -204,10 +204,10 @@ pub fn describe_array(file: &dyn Summary, node: &Node) -> (String, serde_json::V
         Some(ArrayKind::Zarr) if node.get(".zarray").is_none() => {
             let store = node.get("store");
             let field = |k: &str| store.and_then(|s| s.get(k)).and_then(Node::as_str);
-            let (kind, path) = (
-                field("type_string").unwrap_or("?"),
-                field("path").unwrap_or("?"),
-            );
+            // Where the chunks are read from: a path, or the URL of an FSStore off this machine.
+            let location = asdf::ndarray::external_store_location(node).ok().flatten();
+            let path = location.as_deref().or(field("path")).unwrap_or("?");
+            let kind = field("type_string").unwrap_or("?");
             let text = format!("zarr (chunks in an external {kind} at {path})");
             (text, json!({"kind": "zarr", "store": kind, "path": path}))
         }

@@ -101,6 +101,80 @@ fn s3_urls_read_from_an_s3_compatible_server() {
     );
 }
 
+/// Writes, with zarr and s3fs against the S3 server at `argv[2]`, an asdf-zarr array whose
+/// chunks are in an `FSStore` in the bucket `zarrs` (one chunk never written), the ASDF file naming
+/// it (`argv[1]/s3.asdf`, also put at `zarrs/data/s3.asdf`) and the array's values
+/// (`argv[1]/cube.bin`, little-endian float32).
+const ZARR_ON_S3: &str = r#"
+import sys, warnings, numpy as np, zarr, numcodecs, asdf, s3fs
+warnings.simplefilter("ignore", FutureWarning)
+d, endpoint = sys.argv[1], sys.argv[2]
+opts = dict(key="testing", secret="testing",
+            client_kwargs={"endpoint_url": endpoint, "region_name": "us-east-1"})
+fs = s3fs.S3FileSystem(**opts)
+store = zarr.storage.FSStore("s3://zarrs/cube.zarr", **opts)
+z = zarr.create(shape=(30, 20), chunks=(8, 8), dtype="<f4", compressor=numcodecs.Zstd(),
+                store=store, fill_value=-1.0, write_empty_chunks=False)
+a = np.arange(600, dtype="<f4").reshape(30, 20)
+a[0:8, 8:16] = -1.0
+z[:] = a
+asdf.AsdfFile({"arrays": {"cube": z}}).write_to(d + "/s3.asdf")
+fs.put(d + "/s3.asdf", "zarrs/data/s3.asdf")
+a.tofile(d + "/cube.bin")
+"#;
+
+/// An asdf-zarr array whose chunks are in an `FSStore` on S3 (as zarr and s3fs write it),
+/// named by a local file and by a remote one: `convert --trusted` reads its chunks from the
+/// bucket with the environment's endpoint and credentials, and writes the values zarr wrote.
+#[test]
+fn zarr_chunks_in_an_fsstore_on_s3_read_from_local_and_remote_files() {
+    let python = asdf_testkit::require_python!();
+    let moto = asdf_testkit::http::MotoServer::start(&python).expect("start moto_server");
+    let endpoint = moto.endpoint();
+    moto.fill("zarrs", &[]).expect("create the bucket");
+    let dir = asdf_testkit::TempDir::new("remote-zarr-fsstore");
+    let d = dir.path().to_str().unwrap();
+    asdf_testkit::run_python(&python, ZARR_ON_S3, &[d, &endpoint]);
+    let want: Vec<f32> = std::fs::read(dir.join("cube.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let env = [
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let local = dir.join("s3.asdf");
+    for (input, name) in [
+        (local.to_str().unwrap(), "from-local.asdf"),
+        ("s3://zarrs/data/s3.asdf", "from-remote.asdf"),
+    ] {
+        let out = dir.join(name);
+        let args = ["--trusted", "convert", input, out.to_str().unwrap()];
+        expect(&run_env(&args, &env), 0);
+        let a = asdf::AsdfFile::open(&out)
+            .unwrap()
+            .array::<f32>("/arrays/cube")
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(a.shape(), &[30, 20], "{input}");
+        assert_eq!(a.iter().copied().collect::<Vec<_>>(), want, "{input}");
+    }
+    // Not trusted (convert's default: external files in the file's directory or below), the
+    // local file does not reach the network.
+    let out = dir.join("untrusted.asdf");
+    let args = ["convert", local.to_str().unwrap(), out.to_str().unwrap()];
+    let refused = run_env(&args, &env);
+    assert_ne!(code(&refused), 0);
+    assert!(
+        stderr(&refused).contains("s3://zarrs/cube.zarr") && !out.exists(),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 /// The verbs that read a whole file (`diff`, `convert`, `to-yaml`) take URLs of every format,
 /// and give what they give on the local file; `info` describes RawArray, `.awkd` and `.npy`
 /// URLs too.

@@ -51,7 +51,7 @@ impl Drop for Exec {
     }
 }
 
-fn no_runtime_inside(url: &str) -> Result<()> {
+pub(crate) fn no_runtime_inside(url: &str) -> Result<()> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(AsdfError::Remote {
             url: url.to_string(),

@@ -18,6 +18,7 @@ use super::blocks::{Blocks, Want};
 use super::exec::Exec;
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
+use super::zarr_store;
 use crate::arrays::{arr, array_in, array_kind, read_in, region_in, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
@@ -55,6 +56,8 @@ pub struct RemoteFile {
     blocks: Blocks,
     warnings: Vec<String>,
     options: OpenOptions,
+    /// What the file was opened with: the client settings its zarr stores are read with too.
+    remote: RemoteOptions,
     decoded: DecodeBudget,
     /// Stored bytes of blocks read before, kept within `max_cached_block_bytes`.
     kept: Vec<OnceLock<Bytes>>,
@@ -140,6 +143,7 @@ impl RemoteFile {
             kept: (0..n).map(|_| OnceLock::new()).collect(),
             kept_bytes: AtomicU64::new(0),
             options: open.clone(),
+            remote: options.clone(),
             exec,
         })
     }
@@ -305,6 +309,8 @@ impl RemoteFile {
 struct Fetched<'a> {
     file: &'a RemoteFile,
     blocks: HashMap<usize, Bytes>,
+    /// Files of an external zarr store by key (`None`: the store has none).
+    zarr_files: HashMap<String, Option<Bytes>>,
 }
 
 impl Fetched<'_> {
@@ -338,6 +344,15 @@ impl BlockStore for Fetched<'_> {
         self.file.decoded.charge_nd(info)?;
         asdf_block::decode_stored_range(info, stored, &self.file.options.blocks, range)
             .map_err(|e| e.in_file(self.file.url()).into())
+    }
+
+    fn zarr_file(&self, store: &str, key: &str) -> asdf_ndarray::Result<Option<Vec<u8>>> {
+        match self.zarr_files.get(key) {
+            Some(got) => Ok(got.as_ref().map(|b| b.to_vec())),
+            None => Err(asdf_ndarray::NdError::Usage(format!(
+                "{store}/{key} was not read from the zarr store"
+            ))),
+        }
     }
 }
 
@@ -418,6 +433,7 @@ impl RemoteFile {
                 return Ok(Fetched {
                     file: self,
                     blocks: fetched,
+                    zarr_files: HashMap::new(),
                 });
             }
             // A header read through the index did not check out: locate every block as the
@@ -513,18 +529,49 @@ impl RemoteFile {
         pointer: &str,
         region: Option<&[Range<usize>]>,
     ) -> Result<Fetched<'_>> {
+        let external = asdf_ndarray::external_store_location(node).map_err(|e| arr(pointer, e))?;
+        if let Some(location) = external {
+            return self
+                .fetch_zarr_files(node, pointer, &location, region)
+                .await;
+        }
         let z = ZarrArray::from_node(node).map_err(|e| arr(pointer, e))?;
         let Some(map_block) = z.chunk_block_map() else {
-            return Err(AsdfError::External {
-                uri: pointer.to_string(),
-                reason: "external zarr stores of remote files are not read".into(),
-            });
+            return Err(arr(
+                pointer,
+                asdf_ndarray::NdError::Usage("a zarr array without a chunk map".into()),
+            ));
         };
         let first = self.fetch_blocks(&[map_block]).await?;
         let map = z.chunk_map(&first).map_err(|e| arr(pointer, e))?;
         let blocks = z.blocks_for(&map, region).map_err(|e| arr(pointer, e))?;
         let mut fetched = self.fetch_blocks(&blocks[1..]).await?;
         fetched.blocks.extend(first.blocks);
+        Ok(fetched)
+    }
+
+    /// The files of an asdf-zarr array in an external store (at `location`, as its node names
+    /// it): its `.zarray`, then the chunk files `region` touches (all when `None`), fetched
+    /// concurrently and counted in this file's traffic.
+    async fn fetch_zarr_files(
+        &self,
+        node: &Node,
+        pointer: &str,
+        location: &str,
+        region: Option<&[Range<usize>]>,
+    ) -> Result<Fetched<'_>> {
+        let url = zarr_store::resolve(self.url(), location, self.options.external_files)?;
+        let objects = zarr_store::ZarrObjects::new(&url, &self.remote)?;
+        let meta = [".zarray".to_string()];
+        let mut fetched = Fetched {
+            file: self,
+            blocks: HashMap::new(),
+            zarr_files: objects.fetch(&meta, Some(&self.object)).await?,
+        };
+        let z = ZarrArray::open(node, &fetched).map_err(|e| arr(pointer, e))?;
+        let keys = z.chunk_keys(region).map_err(|e| arr(pointer, e))?;
+        let chunks = objects.fetch(&keys, Some(&self.object)).await?;
+        fetched.zarr_files.extend(chunks);
         Ok(fetched)
     }
 

@@ -171,9 +171,15 @@ impl RemoteObject {
             .map_err(map)?;
         let meta = result.meta.clone();
         let body = result.bytes().await.map_err(map)?;
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+        self.count(body.len() as u64);
         Ok((meta, body))
+    }
+
+    /// Counts one request that returned `bytes` bytes: this object's, or one read on its
+    /// behalf (a chunk file of an external zarr store).
+    pub(crate) fn count(&self, bytes: u64) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn store_error(&self, range: Option<Range<u64>>, e: object_store::Error) -> AsdfError {
