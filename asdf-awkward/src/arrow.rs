@@ -432,6 +432,12 @@ pub fn to_record_batch_with_extensions(layout: &Layout) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, arrays).map_err(arrow_err)
 }
 
+/// Whether `schema` carries awkward 2's metadata: Parquet's schema key, or `awkward`
+/// extension types on its fields.
+pub fn has_awkward_metadata(schema: &Schema) -> bool {
+    meta::is_described(schema)
+}
+
 /// The plain record batch of [`to_record_batch`], what awkward 2 records about each column, and
 /// for a record split into columns, the record's parameters.
 fn described_batch(

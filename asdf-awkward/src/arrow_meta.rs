@@ -401,6 +401,14 @@ impl NodeMeta {
     }
 }
 
+/// Whether `schema` holds awkward's metadata, in either encoding (its top-level fields only).
+pub(crate) fn is_described(schema: &Schema) -> bool {
+    let extension = |f: &FieldRef| {
+        f.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some(EXTENSION_NAME)
+    };
+    schema.metadata().contains_key(COLUMNS_KEY) || schema.fields().iter().any(extension)
+}
+
 /// What the schema says about a table: per column, and about the record the columns form.
 #[derive(Debug, Default)]
 pub(crate) struct TableMeta {

@@ -105,6 +105,73 @@ pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
     from_column_pieces(&schema, pieces, rows)
 }
 
+/// What a Parquet file's footer says about it, read without decoding any data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParquetSummary {
+    /// Rows (the array's length).
+    pub rows: u64,
+    /// Row groups.
+    pub row_groups: usize,
+    /// The top-level columns: name and Arrow type (one column named `""` holds an array that
+    /// is not a record, as `ak.to_parquet` writes it).
+    pub columns: Vec<(String, String)>,
+    /// Bytes the column chunks take in the file.
+    pub stored_bytes: u64,
+    /// Their size decoded, as the footer declares it.
+    pub decoded_bytes: u64,
+    /// The codecs of the column chunks, each named once (`ZSTD`, `SNAPPY`, ...).
+    pub codecs: Vec<String>,
+    /// Whether awkward 2's metadata (parameters, tuples, option types) is in the schema.
+    pub awkward_metadata: bool,
+}
+
+/// The footer of the Parquet file at `path`: its rows, row groups, columns and sizes, read
+/// without decoding any data (one read of the footer, however large the file).
+///
+/// ```
+/// use asdf_awkward::{parquet_io::{summarize_parquet, write_parquet}, Layout};
+/// let path = std::env::temp_dir().join(format!("awk-sum-{}.parquet", std::process::id()));
+/// let a = Layout::from_json(&serde_json::json!([{"pt": [1.5], "q": "mu"}, {"pt": [], "q": "e"}])).unwrap();
+/// write_parquet(&a, &path).unwrap();
+/// let s = summarize_parquet(&path).unwrap();
+/// assert_eq!((s.rows, s.row_groups, s.columns.len()), (2, 1, 2));
+/// assert_eq!(s.codecs, ["ZSTD"]);
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn summarize_parquet(path: impl AsRef<Path>) -> Result<ParquetSummary> {
+    let path = path.as_ref();
+    let meta = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())
+        .map_err(|e| pq_err(path, e))?;
+    let md = meta.metadata();
+    let rows = md.file_metadata().num_rows();
+    let rows = u64::try_from(rows).map_err(|_| pq_err(path, format!("{rows} rows")))?;
+    let (mut stored, mut decoded, mut codecs) = (0u64, 0u64, Vec::new());
+    for chunk in md.row_groups().iter().flat_map(|g| g.columns()) {
+        stored = stored.saturating_add(chunk.compressed_size().max(0) as u64);
+        decoded = decoded.saturating_add(chunk.uncompressed_size().max(0) as u64);
+        // The codec's name without its level (`ZSTD(ZstdLevel(3))` is `ZSTD`).
+        let named = chunk.compression().to_string();
+        let codec = named.split('(').next().unwrap_or_default().to_string();
+        if !codecs.contains(&codec) {
+            codecs.push(codec);
+        }
+    }
+    let schema = meta.schema();
+    Ok(ParquetSummary {
+        rows,
+        row_groups: md.num_row_groups(),
+        columns: schema
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().to_string()))
+            .collect(),
+        stored_bytes: stored,
+        decoded_bytes: decoded,
+        codecs,
+        awkward_metadata: crate::arrow::has_awkward_metadata(schema),
+    })
+}
+
 /// Rows per decoded batch: small enough that the decoder's buffers stay in cache and are reused
 /// (a batch per row group made it grow, copy and fault in fresh pages: 10 % slower on the
 /// 10-million-list benchmark), large enough that per-batch costs vanish.

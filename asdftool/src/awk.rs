@@ -66,8 +66,12 @@ pub fn info(path: &Path, fmt: Format, as_json: bool) -> Result<String> {
     Ok(out)
 }
 
-/// `info` of a one-array container (awkward 2 buffers, Parquet): its class and length.
+/// `info` of a one-array container (awkward 2 buffers, Parquet): its class and length. A
+/// Parquet file is described from its footer alone.
 fn info_single(path: &Path, fmt: Format, as_json: bool) -> Result<String> {
+    if fmt == Format::Parquet {
+        return info_parquet(path, as_json);
+    }
     let (_, l) = read_one(path, fmt, None)?;
     if as_json {
         let j = json!({"format": fmt.name(), "class": l.class_name(), "length": l.len()});
@@ -173,6 +177,52 @@ pub fn read_one(path: &Path, fmt: Format, name: Option<&str>) -> Result<(String,
     read_arrays(path, fmt, name)?
         .pop()
         .ok_or_else(|| CliError::invalid(path, "the file holds no array"))
+}
+
+/// `info` of a Parquet file from its footer: rows, columns and their Arrow types, row groups,
+/// sizes and codecs; no data is decoded (`verify` reads it all).
+#[cfg(feature = "parquet")]
+fn info_parquet(path: &Path, as_json: bool) -> Result<String> {
+    check_readable(path)?;
+    let s = asdf_awkward::parquet_io::summarize_parquet(path)
+        .map_err(|e| CliError::invalid(path, e))?;
+    let columns: Vec<_> = s
+        .columns
+        .iter()
+        .map(|(name, ty)| json!({"name": name, "type": ty}))
+        .collect();
+    if as_json {
+        let j = json!({"format": "parquet", "length": s.rows, "row_groups": s.row_groups,
+                       "columns": columns, "stored_bytes": s.stored_bytes,
+                       "decoded_bytes": s.decoded_bytes, "codecs": s.codecs,
+                       "awkward_metadata": s.awkward_metadata});
+        return Ok(serde_json::to_string_pretty(&j).unwrap_or_default() + "\n");
+    }
+    let what = match s.columns.as_slice() {
+        [(name, _)] if name.is_empty() => "array".to_string(),
+        cols => format!("table of {} columns", cols.len()),
+    };
+    let mut out =
+        format!(
+        "parquet {}: {what} of length {} in {} row group(s), {} bytes stored ({} decoded, {}){}\n",
+        path.display(),
+        s.rows,
+        s.row_groups,
+        s.stored_bytes,
+        s.decoded_bytes,
+        s.codecs.join(", "),
+        if s.awkward_metadata { ", awkward metadata" } else { "" },
+    );
+    for (name, ty) in &s.columns {
+        let shown = if name.is_empty() { "(the array)" } else { name };
+        let _ = writeln!(out, "  {shown}: {ty}");
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn info_parquet(path: &Path, _: bool) -> Result<String> {
+    read_parquet(path).map(|_| String::new())
 }
 
 #[cfg(feature = "parquet")]

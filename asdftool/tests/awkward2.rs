@@ -164,11 +164,28 @@ fn awkward_verbs_on_buffers_and_parquet() {
         assert_eq!(back, values);
         expect(&run(&["diff", p(&tmp.join("a.awkd")), p(out)]), 0);
     }
+    // Parquet's info comes from its footer: columns, types, row groups, codecs.
     let o = run(&["info", "--json", p(&pq)]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         (j["format"].as_str(), j["length"].as_u64()),
         (Some("parquet"), Some(4))
+    );
+    // Optional records (a missing row) are one column, as `ak.to_parquet` writes them.
+    let columns = j["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 1);
+    assert_eq!(columns[0]["name"], "");
+    assert!(
+        columns[0]["type"].as_str().unwrap().starts_with("Struct"),
+        "{j}"
+    );
+    assert_eq!(j["row_groups"], 1);
+    assert_eq!(j["codecs"], serde_json::json!(["ZSTD"]));
+    assert_eq!(j["awkward_metadata"], true);
+    let text = stdout(&run(&["info", p(&pq)]));
+    assert!(
+        text.contains("array of length 4") && text.contains("(the array): Struct"),
+        "{text}"
     );
     // Different values differ.
     let other = tmp.join("other.parquet");
