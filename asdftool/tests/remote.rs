@@ -59,6 +59,18 @@ fn info_and_verify_read_an_http_url_like_the_local_file() {
     );
 }
 
+/// The environment that points asdftool at the S3 server at `endpoint` with moto's test
+/// credentials.
+fn signed_env(endpoint: &str) -> [(&str, &str); 5] {
+    [
+        ("AWS_ENDPOINT", endpoint),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_ALLOW_HTTP", "true"),
+    ]
+}
+
 #[test]
 fn s3_urls_read_from_an_s3_compatible_server() {
     let python = asdf_testkit::require_python!();
@@ -67,13 +79,7 @@ fn s3_urls_read_from_an_s3_compatible_server() {
     moto.fill("bucket", &[("dir/sample.asdf".to_string(), bytes)])
         .expect("fill the bucket");
     let endpoint = moto.endpoint();
-    let signed = [
-        ("AWS_ENDPOINT", endpoint.as_str()),
-        ("AWS_REGION", "us-east-1"),
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_ALLOW_HTTP", "true"),
-    ];
+    let signed = signed_env(&endpoint);
     let local = run(&["info", sample().to_str().unwrap()]);
     let remote = run_env(&["info", "s3://bucket/dir/sample.asdf"], &signed);
     expect(&remote, 0);
@@ -140,13 +146,7 @@ fn zarr_chunks_in_an_fsstore_on_s3_read_from_local_and_remote_files() {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
-    let env = [
-        ("AWS_ENDPOINT", endpoint.as_str()),
-        ("AWS_REGION", "us-east-1"),
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_ALLOW_HTTP", "true"),
-    ];
+    let env = signed_env(&endpoint);
     let local = dir.join("s3.asdf");
     for (input, name) in [
         (local.to_str().unwrap(), "from-local.asdf"),
