@@ -405,11 +405,17 @@ fn remote_files_read_their_external_zarr_stores() {
         |p| f.pointer(p).and_then(asdf::array_kind),
         |p| f.read(p),
     );
-    // A region in one chunk: the store's .zarray and that chunk file, two requests.
+    // A region in one chunk, in a file just opened: the store's .zarray and that chunk file,
+    // two requests.
+    let f = RemoteFile::open(&server.url("/data/ext.asdf"), &options).unwrap();
     let before = f.traffic();
     let part = f.read_region::<i32>("/arrays/dir", &[7..11, 6..9]).unwrap();
     let after = f.traffic();
     assert_eq!(after.requests - before.requests, 2, "{before:?} {after:?}");
+    // The store's .zarray is read once: another chunk is one request.
+    f.read_region::<i32>("/arrays/dir", &[13..15, 11..12])
+        .unwrap();
+    assert_eq!(f.traffic().requests - after.requests, 1);
     let whole = f.array::<i32>("/arrays/dir").unwrap();
     assert_eq!(
         part,

@@ -62,6 +62,8 @@ pub struct RemoteFile {
     /// Stored bytes of blocks read before, kept within `max_cached_block_bytes`.
     kept: Vec<OnceLock<Bytes>>,
     kept_bytes: AtomicU64,
+    /// The `.zarray` of each external zarr store read so far, by the store's URL.
+    zarr_meta: std::sync::Mutex<HashMap<String, Option<Bytes>>>,
     /// Last field: the runtime stops after everything that uses it.
     exec: Exec,
 }
@@ -142,6 +144,7 @@ impl RemoteFile {
             ),
             kept: (0..n).map(|_| OnceLock::new()).collect(),
             kept_bytes: AtomicU64::new(0),
+            zarr_meta: Default::default(),
             options: open.clone(),
             remote: options.clone(),
             exec,
@@ -551,8 +554,8 @@ impl RemoteFile {
     }
 
     /// The files of an asdf-zarr array in an external store (at `location`, as its node names
-    /// it): its `.zarray`, then the chunk files `region` touches (all when `None`), fetched
-    /// concurrently and counted in this file's traffic.
+    /// it): its `.zarray` (read once per store), then the chunk files `region` touches (all
+    /// when `None`), fetched concurrently and counted in this file's traffic.
     async fn fetch_zarr_files(
         &self,
         node: &Node,
@@ -562,11 +565,27 @@ impl RemoteFile {
     ) -> Result<Fetched<'_>> {
         let url = zarr_store::resolve(self.url(), location, self.options.external_files)?;
         let objects = zarr_store::ZarrObjects::new(&url, &self.remote)?;
-        let meta = [".zarray".to_string()];
+        let known = self
+            .zarr_meta
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&url).cloned());
+        let meta = match known {
+            Some(meta) => meta,
+            None => {
+                let key = [".zarray".to_string()];
+                let got = objects.fetch(&key, Some(&self.object)).await?;
+                let meta = got.into_values().next().flatten();
+                if let Ok(mut m) = self.zarr_meta.lock() {
+                    m.insert(url.clone(), meta.clone());
+                }
+                meta
+            }
+        };
         let mut fetched = Fetched {
             file: self,
             blocks: HashMap::new(),
-            zarr_files: objects.fetch(&meta, Some(&self.object)).await?,
+            zarr_files: HashMap::from([(".zarray".to_string(), meta)]),
         };
         let z = ZarrArray::open(node, &fetched).map_err(|e| arr(pointer, e))?;
         let keys = z.chunk_keys(region).map_err(|e| arr(pointer, e))?;
