@@ -403,6 +403,76 @@ fn mutated_inputs_never_panic() {
     assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
 }
 
+/// awkward 2's Arrow metadata mutated in both encodings (the schema's `awkward_array_metadata`,
+/// an `awkward` extension type's JSON): reading the batch back is `Ok` or an error, never a
+/// panic, and both outcomes occur.
+#[cfg(feature = "arrow")]
+#[test]
+fn mutated_awkward_metadata_never_panics() {
+    use arrow_array::RecordBatch;
+    use arrow_schema::{Field, Schema};
+    use asdf_awkward::arrow::{
+        from_record_batch, to_record_batch, to_record_batch_with_extensions,
+    };
+    use std::sync::Arc;
+    let samples = [
+        json!([[1.5, 2.5], [], null, [3.5]]),
+        json!([{"x": 1, "y": "a"}, {"x": 2, "y": null}]),
+        json!([[{"p": [1], "q": "r"}], [], [null]]),
+        json!([1, "a", [2.5]]),
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut outcomes = [0usize; 2];
+    let mut count = |r: asdf_awkward::Result<asdf_awkward::Layout>| match r {
+        Ok(l) => {
+            outcomes[0] += 1;
+            let _ = asdf_awkward::to_awkward2(&l);
+        }
+        Err(_) => outcomes[1] += 1,
+    };
+    for sample in &samples {
+        let layout = asdf_awkward::Layout::from_json(sample).unwrap();
+        let plain = to_record_batch(&layout).unwrap();
+        let text = plain.schema().metadata()["awkward_array_metadata"].clone();
+        let described: Json = serde_json::from_str(&text).unwrap();
+        let extended = to_record_batch_with_extensions(&layout).unwrap();
+        for _ in 0..150 {
+            // The schema's per-column metadata.
+            let mut j = described.clone();
+            mutate_json(&mut j, &mut next);
+            let metadata = [("awkward_array_metadata".to_string(), j.to_string())].into();
+            let schema = plain.schema().as_ref().clone().with_metadata(metadata);
+            count(from_record_batch(
+                &RecordBatch::try_new(Arc::new(schema), plain.columns().to_vec()).unwrap(),
+            ));
+            // A column's extension type.
+            let fields: Vec<Field> = extended
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| {
+                    let mut md = f.metadata().clone();
+                    let key = "ARROW:extension:metadata".to_string();
+                    let mut j: Json = serde_json::from_str(&md[&key]).unwrap();
+                    mutate_json(&mut j, &mut next);
+                    md.insert(key, j.to_string());
+                    f.as_ref().clone().with_metadata(md)
+                })
+                .collect();
+            let batch =
+                RecordBatch::try_new(Arc::new(Schema::new(fields)), extended.columns().to_vec());
+            count(from_record_batch(&batch.unwrap()));
+        }
+    }
+    assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+}
+
 /// Changes one value somewhere in a form: a number, a string, a key removed, a class renamed.
 fn mutate_json(j: &mut Json, next: &mut impl FnMut() -> u64) {
     match j {
