@@ -508,16 +508,18 @@ fn external_store(node: &Node) -> Result<(String, bool)> {
         .get("type_string")
         .and_then(Node::as_str)
         .unwrap_or("?");
-    let path = store
-        .get("path")
-        .and_then(Node::as_str)
-        .ok_or_else(|| field_err("store.path", "expected the store's directory"))?;
+    let path = || {
+        store
+            .get("path")
+            .and_then(Node::as_str)
+            .ok_or_else(|| field_err("store.path", "expected the store's directory"))
+    };
     let nested = match kind {
         "DirectoryStore" => false,
         "NestedDirectoryStore" => true,
         "FSStore" => {
             let protocol = store.get("fs").and_then(Node::as_str).and_then(fs_protocol);
-            return fs_store_location(protocol.as_deref(), path).map(|p| (p, false));
+            return fs_store_location(protocol.as_deref(), path()?).map(|p| (p, false));
         }
         other => {
             return Err(field_err(
@@ -529,7 +531,7 @@ fn external_store(node: &Node) -> Result<(String, bool)> {
             ))
         }
     };
-    Ok((path.to_string(), nested))
+    Ok((path()?.to_string(), nested))
 }
 
 /// Where an `FSStore`'s files are: its path on the local file system, or the URL of its
@@ -800,6 +802,36 @@ mod tests {
         };
         let e = z.array::<i32>(&store).unwrap_err().to_string();
         assert!(e.contains("zlib data is invalid"), "{e}");
+    }
+
+    #[test]
+    fn fs_stores_are_named_by_their_url() {
+        // The fsspec JSON in single quotes (YAML), as asdf-zarr writes it.
+        let store = |protocol: &str, path: &str| {
+            let text = format!(
+                r#"{{store: {{type_string: FSStore, path: '{path}', fs: '{{"protocol": {protocol}}}'}}}}"#
+            );
+            external_store_location(&asdf_yaml::parse_str(&text).unwrap())
+        };
+        let cases = [
+            (r#""s3""#, "bucket/cube.zarr", "s3://bucket/cube.zarr"),
+            (
+                r#"["s3", "s3a"]"#,
+                "s3://bucket/c.zarr",
+                "s3://bucket/c.zarr",
+            ),
+            (r#""gcs""#, "b/c.zarr", "gs://b/c.zarr"),
+            (r#""abfs""#, "container/c.zarr", "az://container/c.zarr"),
+            (r#""https""#, "https://h/c.zarr", "https://h/c.zarr"),
+            (r#""file""#, "/data/c.zarr", "/data/c.zarr"),
+        ];
+        for (protocol, path, want) in cases {
+            let got = store(protocol, path).unwrap();
+            assert_eq!(got.as_deref(), Some(want), "{protocol} {path}");
+            assert_eq!(is_remote_store(want), !want.starts_with('/'));
+        }
+        let e = store(r#""memory""#, "x").unwrap_err().to_string();
+        assert!(e.contains("memory"), "{e}");
     }
 
     #[test]
