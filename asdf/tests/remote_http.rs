@@ -20,23 +20,26 @@ fn quick() -> RemoteOptions {
     }
 }
 
+/// A corpus file's path relative to the corpus, with `/` separators.
+fn relative(path: &Path) -> String {
+    let rel = path.strip_prefix(asdf_testkit::corpus_dir()).unwrap();
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 fn serve_bytes(server: &RangeServer, path: &str, bytes: Vec<u8>) -> String {
     server.put(path, Body::Memory(Arc::new(bytes)));
     server.url(path)
 }
 
 /// The arrays of a file by pointer, each read as text (NaNs compare equal) or the error's kind.
+/// External arrays (exploded files) are included: remote files read them from beside the file.
 fn arrays_of(local: &AsdfFile, read: impl Fn(&str) -> asdf::Result<asdf::AnyArray>) -> Vec<String> {
     local
         .arrays()
         .into_iter()
-        .filter(|(p, _)| {
-            // External arrays live in other files, which remote files do not follow.
-            !matches!(
-                local.meta(p).map(|m| m.source),
-                Ok(Some(asdf::ndarray::Source::External(_)))
-            )
-        })
         .map(|(p, _)| match read(&p) {
             Ok(a) => format!("{p}: {a:?}"),
             Err(_) => format!("{p}: error"),
@@ -94,8 +97,7 @@ fn every_corpus_file_reads_the_same_from_s3() {
     let files = asdf_testkit::corpus_files("asdf");
     let objects: Vec<(String, Vec<u8>)> = files
         .iter()
-        .enumerate()
-        .map(|(i, p)| (format!("corpus/{i}.asdf"), std::fs::read(p).unwrap()))
+        .map(|p| (format!("corpus/{}", relative(p)), std::fs::read(p).unwrap()))
         .collect();
     moto.fill("corpus", &objects).expect("fill the bucket");
     let options = RemoteOptions {
@@ -108,8 +110,8 @@ fn every_corpus_file_reads_the_same_from_s3() {
         ..quick()
     };
     let mut compared = 0;
-    for (i, path) in files.iter().enumerate() {
-        let url = format!("s3://corpus/corpus/{i}.asdf");
+    for path in &files {
+        let url = format!("s3://corpus/corpus/{}", relative(path));
         let remote = RemoteFile::open(&url, &options);
         compared += usize::from(same_file(path, &url, &AsdfFile::open(path), &remote));
     }
@@ -120,7 +122,8 @@ fn every_corpus_file_reads_the_same_from_s3() {
         config: Vec::new(),
         ..options
     };
-    let f = RemoteFile::open("s3://corpus/corpus/0.asdf", &anonymous).unwrap();
+    let first = format!("s3://corpus/corpus/{}", relative(&files[0]));
+    let f = RemoteFile::open(&first, &anonymous).unwrap();
     assert!(f.traffic().requests >= 2);
 }
 
@@ -129,14 +132,40 @@ fn every_corpus_file_reads_the_same_remotely() {
     let server = RangeServer::start().expect("start the range server");
     let files = asdf_testkit::corpus_files("asdf");
     assert!(files.len() > 50, "corpus not found: {}", files.len());
+    // Every file at its corpus path, so exploded arrays find their files beside them.
+    for path in &files {
+        serve_bytes(
+            &server,
+            &format!("/corpus/{}", relative(path)),
+            std::fs::read(path).unwrap(),
+        );
+    }
     let mut compared = 0;
     for path in &files {
-        let url = serve_bytes(&server, "/corpus.asdf", std::fs::read(path).unwrap());
+        let url = server.url(&format!("/corpus/{}", relative(path)));
         let local = AsdfFile::open(path);
         let remote = RemoteFile::open(&url, &quick());
         compared += usize::from(same_file(path, &url, &local, &remote));
     }
     assert!(compared > 50, "only {compared} files compared");
+    // Exploded arrays read from their own files beside the remote one, as they do locally.
+    let mut external = 0;
+    for path in files.iter().filter(|p| p.ends_with("exploded.asdf")) {
+        let url = server.url(&format!("/corpus/{}", relative(path)));
+        let (local, remote) = (
+            AsdfFile::open(path).unwrap(),
+            RemoteFile::open(&url, &quick()).unwrap(),
+        );
+        for (p, _) in local.arrays() {
+            if let Ok(Some(asdf::ndarray::Source::External(_))) = local.meta(&p).map(|m| m.source) {
+                let want = local.read(&p).unwrap();
+                let got = remote.read(&p).unwrap_or_else(|e| panic!("{url} {p}: {e}"));
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{url} {p}");
+                external += 1;
+            }
+        }
+    }
+    assert!(external >= 7, "only {external} external arrays read");
 }
 
 /// A file of `n` float64 arrays of `len` elements each, array `k` filled with `k`.

@@ -18,7 +18,7 @@ use super::blocks::{Blocks, Want};
 use super::exec::Exec;
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
-use super::zarr_store;
+use super::{external, zarr_store};
 use crate::arrays::{arr, array_in, array_kind, read_in, region_in, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
@@ -314,6 +314,8 @@ struct Fetched<'a> {
     blocks: HashMap<usize, Bytes>,
     /// Files of an external zarr store by key (`None`: the store has none).
     zarr_files: HashMap<String, Option<Bytes>>,
+    /// The decoded first blocks of external files (exploded arrays), by URI.
+    externals: HashMap<String, Vec<u8>>,
 }
 
 impl Fetched<'_> {
@@ -349,6 +351,16 @@ impl BlockStore for Fetched<'_> {
             .map_err(|e| e.in_file(self.file.url()).into())
     }
 
+    fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        if uri.is_empty() || uri.starts_with('#') {
+            return self.block(0);
+        }
+        match self.externals.get(uri) {
+            Some(data) => Ok(Cow::Borrowed(data)),
+            None => Err(asdf_ndarray::NdError::NoExternal(uri.to_string())),
+        }
+    }
+
     fn zarr_file(&self, store: &str, key: &str) -> asdf_ndarray::Result<Option<Vec<u8>>> {
         match self.zarr_files.get(key) {
             Some(got) => Ok(got.as_ref().map(|b| b.to_vec())),
@@ -374,39 +386,40 @@ fn resolve(count: usize, source: i64) -> asdf_ndarray::Result<usize> {
     }
 }
 
-/// The blocks the array `node` reads, limited to the chunks `region` touches when given.
-fn needed_blocks(node: &Node, pointer: &str, region: Option<&[Range<usize>]>) -> Result<Vec<i64>> {
-    let mut out = Vec::new();
-    let mut add = |meta: &NdArrayMeta| -> Result<()> {
+/// The blocks the array `node` reads, limited to the chunks `region` touches when given, and
+/// the external files (exploded arrays) it names.
+fn needed_blocks(
+    node: &Node,
+    pointer: &str,
+    region: Option<&[Range<usize>]>,
+) -> Result<(Vec<i64>, Vec<String>)> {
+    let (mut out, mut external) = (Vec::new(), Vec::new());
+    let mut add = |meta: &NdArrayMeta| {
         match &meta.source {
             Some(Source::Block(b)) => out.push(*b),
-            Some(Source::External(uri)) => {
-                return Err(AsdfError::External {
-                    uri: uri.clone(),
-                    reason: "external arrays of remote files are not read".into(),
-                })
-            }
-            None => {}
+            // A URI naming this file itself means its own first block.
+            Some(Source::External(uri)) if uri.is_empty() || uri.starts_with('#') => out.push(0),
+            Some(Source::External(uri)) if !external.contains(uri) => external.push(uri.clone()),
+            _ => {}
         }
         if let Some(Mask::Array(m)) = &meta.mask {
             if let Some(Source::Block(b)) = &m.source {
                 out.push(*b);
             }
         }
-        Ok(())
     };
     match array_kind(node) {
         Some(ArrayKind::Chunked) => {
             let c = ChunkedArray::from_node(node).map_err(|e| arr(pointer, e))?;
             for chunk in &c.chunks {
                 if region.is_none_or(|r| touches(r, &chunk.start, &chunk.shape)) {
-                    add(&chunk.array)?;
+                    add(&chunk.array);
                 }
             }
         }
-        _ => add(&crate::arrays::meta_of(pointer, node)?)?,
+        _ => add(&crate::arrays::meta_of(pointer, node)?),
     }
-    Ok(out)
+    Ok((out, external))
 }
 
 /// Whether the box `start`/`shape` meets `region`.
@@ -437,6 +450,7 @@ impl RemoteFile {
                     file: self,
                     blocks: fetched,
                     zarr_files: HashMap::new(),
+                    externals: HashMap::new(),
                 });
             }
             // A header read through the index did not check out: locate every block as the
@@ -520,8 +534,37 @@ impl RemoteFile {
         if array_kind(node) == Some(ArrayKind::Zarr) {
             return self.fetch_zarr(node, pointer, region).await;
         }
-        let blocks = needed_blocks(node, pointer, region)?;
-        self.fetch_blocks(&blocks).await
+        let (blocks, external) = needed_blocks(node, pointer, region)?;
+        let mut fetched = self.fetch_blocks(&blocks).await?;
+        if external.len() > self.options.max_external_files {
+            return Err(AsdfError::External {
+                uri: external[0].clone(),
+                reason: format!(
+                    "the array names more than {} files (OpenOptions::max_external_files)",
+                    self.options.max_external_files
+                ),
+            });
+        }
+        for uri in external {
+            let data = self.external_block(&uri).await?;
+            fetched.externals.insert(uri, data);
+        }
+        Ok(fetched)
+    }
+
+    /// The decoded first block of the external ASDF file `uri` (an exploded array), resolved
+    /// against this file's URL within the policy on external files and read as a remote file of
+    /// its own, with this file's options; its requests count in this file's traffic.
+    async fn external_block(&self, uri: &str) -> Result<Vec<u8>> {
+        let url = external::resolve(self.url(), uri, self.options.external_files)?;
+        let other = Box::pin(RemoteFile::open_async(&url, &self.remote)).await?;
+        let fetched = Box::pin(other.fetch_blocks(&[0])).await?;
+        let data = fetched
+            .block(0)
+            .map(|d| d.into_owned())
+            .map_err(|e| arr(&url, e));
+        self.object.add(other.traffic());
+        data
     }
 
     /// The blocks of an asdf-zarr array: its chunk map first (one round trip), then the blocks
@@ -563,7 +606,7 @@ impl RemoteFile {
         location: &str,
         region: Option<&[Range<usize>]>,
     ) -> Result<Fetched<'_>> {
-        let url = zarr_store::resolve(self.url(), location, self.options.external_files)?;
+        let url = external::resolve(self.url(), location, self.options.external_files)?;
         let objects = zarr_store::ZarrObjects::new(&url, &self.remote)?;
         let known = self
             .zarr_meta
@@ -586,6 +629,7 @@ impl RemoteFile {
             file: self,
             blocks: HashMap::new(),
             zarr_files: HashMap::from([(".zarray".to_string(), meta)]),
+            externals: HashMap::new(),
         };
         let z = ZarrArray::open(node, &fetched).map_err(|e| arr(pointer, e))?;
         let keys = z.chunk_keys(region).map_err(|e| arr(pointer, e))?;

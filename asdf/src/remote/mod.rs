@@ -9,17 +9,19 @@
 //! pinned to the object's ETag: a file replaced while it is read is an error, never a mix of
 //! two versions. Every error names the URL and the byte range.
 //!
-//! The chunks of asdf-zarr arrays in an external zarr store are read too: a directory store
-//! beside the file (resolved against its URL, within
-//! [`OpenOptions::external_files`](crate::OpenOptions::external_files)) or an
-//! `FSStore` on an object store; each chunk file the read touches is fetched whole, and a local
-//! file's `FSStore` on S3, GCS, Azure or HTTP is read the same way.
+//! What a remote file names outside itself is read over the network too, resolved against its
+//! URL within [`OpenOptions::external_files`](crate::OpenOptions::external_files): exploded
+//! arrays' files (each opened as a remote file of its own), and the chunks of asdf-zarr arrays
+//! in an external zarr store (a directory store beside the file, or an `FSStore` on an object
+//! store; each chunk file a read touches is fetched whole). A local file's `FSStore` on S3, GCS,
+//! Azure or HTTP is read the same way.
 //!
 //! The API blocks (each file runs a small runtime of its own); from async code, use
 //! [`RemoteFile::open_async`] and the `_async` methods on the caller's tokio runtime.
 
 mod blocks;
 mod exec;
+mod external;
 mod file;
 mod object;
 mod options;

@@ -178,8 +178,13 @@ impl RemoteObject {
     /// Counts one request that returned `bytes` bytes: this object's, or one read on its
     /// behalf (a chunk file of an external zarr store).
     pub(crate) fn count(&self, bytes: u64) {
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.add(Traffic { requests: 1, bytes });
+    }
+
+    /// Adds traffic made on this object's behalf (by an external file it names).
+    pub(crate) fn add(&self, t: Traffic) {
+        self.requests.fetch_add(t.requests, Ordering::Relaxed);
+        self.bytes.fetch_add(t.bytes, Ordering::Relaxed);
     }
 
     fn store_error(&self, range: Option<Range<u64>>, e: object_store::Error) -> AsdfError {
