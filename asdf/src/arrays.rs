@@ -136,6 +136,12 @@ pub(crate) fn external_block(
 /// file at `base`, under `options`' policy on external files (the store's directory is located
 /// as an external file is; under `SameDirAndBelow` each chunk file is checked again, links
 /// included). `None` when the store has no such file: a chunk never written.
+/// Whether an external array's URI names the file itself (empty, or only a fragment): its own
+/// first block.
+pub(crate) fn names_this_file(uri: &str) -> bool {
+    uri.is_empty() || uri.starts_with('#')
+}
+
 pub(crate) fn zarr_store_file(
     base: Option<&std::path::Path>,
     store: &str,
@@ -261,8 +267,7 @@ impl<B: AsRef<[u8]>> BlockStore for AsdfFile<B> {
     }
 
     fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
-        // A URI naming this file itself (empty, or only a fragment) means its own first block.
-        if uri.is_empty() || uri.starts_with('#') {
+        if names_this_file(uri) {
             return self.block(0);
         }
         external_block(

@@ -19,7 +19,7 @@ use super::exec::Exec;
 use super::object::{RemoteObject, Traffic};
 use super::options::RemoteOptions;
 use super::{external, zarr_store};
-use crate::arrays::{arr, array_in, array_kind, read_in, region_in, ArrayKind};
+use crate::arrays::{arr, array_in, array_kind, names_this_file, read_in, region_in, ArrayKind};
 use crate::error::{AsdfError, Result};
 use crate::file::{DecodeBudget, OpenOptions};
 use crate::layout::{split, FileHeader};
@@ -352,7 +352,7 @@ impl BlockStore for Fetched<'_> {
     }
 
     fn external(&self, uri: &str) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
-        if uri.is_empty() || uri.starts_with('#') {
+        if names_this_file(uri) {
             return self.block(0);
         }
         match self.externals.get(uri) {
@@ -397,8 +397,7 @@ fn needed_blocks(
     let mut add = |meta: &NdArrayMeta| {
         match &meta.source {
             Some(Source::Block(b)) => out.push(*b),
-            // A URI naming this file itself means its own first block.
-            Some(Source::External(uri)) if uri.is_empty() || uri.starts_with('#') => out.push(0),
+            Some(Source::External(uri)) if names_this_file(uri) => out.push(0),
             Some(Source::External(uri)) if !external.contains(uri) => external.push(uri.clone()),
             _ => {}
         }
@@ -535,7 +534,6 @@ impl RemoteFile {
             return self.fetch_zarr(node, pointer, region).await;
         }
         let (blocks, external) = needed_blocks(node, pointer, region)?;
-        let mut fetched = self.fetch_blocks(&blocks).await?;
         if external.len() > self.options.max_external_files {
             return Err(AsdfError::External {
                 uri: external[0].clone(),
@@ -545,10 +543,10 @@ impl RemoteFile {
                 ),
             });
         }
-        for uri in external {
-            let data = self.external_block(&uri).await?;
-            fetched.externals.insert(uri, data);
-        }
+        // The file's own blocks and every external file, concurrently.
+        let others = futures::future::try_join_all(external.iter().map(|u| self.external_block(u)));
+        let (mut fetched, others) = futures::try_join!(self.fetch_blocks(&blocks), others)?;
+        fetched.externals = external.into_iter().zip(others).collect();
         Ok(fetched)
     }
 
