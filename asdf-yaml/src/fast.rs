@@ -78,11 +78,12 @@ enum Ctx {
     Root,
 }
 
-/// Anchor and tag of a node.
+/// Anchor and tag of a node. Two words: nearly every node has neither, and the hot path
+/// moves a `Props` through several calls.
 #[derive(Default)]
 struct Props {
     anchor: usize,
-    tag: Option<Tag>,
+    tag: Option<Box<Tag>>,
 }
 
 impl Props {
@@ -208,7 +209,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Opens a mapping (`map`) or a sequence in the sink.
     fn emit_start(&mut self, map: bool, props: &Props, at: usize) -> R {
-        let sent = self.sink.start(map, props.anchor, props.tag.as_ref(), at);
+        let sent = self.sink.start(map, props.anchor, props.tag.as_deref(), at);
         refused(sent, at)
     }
 
@@ -605,7 +606,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     // ---- node properties, aliases, scalars ------------------------------------------------------
 
     /// Anchors and tags before a node (at most one of each), with the blanks after them.
+    #[inline]
     fn props(&mut self) -> R<Props> {
+        if !matches!(self.peek(), Some(b'&' | b'!')) {
+            return Ok(Props::default());
+        }
+        self.read_props()
+    }
+
+    #[inline(never)]
+    fn read_props(&mut self) -> R<Props> {
         let mut props = Props::default();
         loop {
             match self.peek() {
@@ -615,7 +625,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     self.next_anchor += 1;
                     self.anchors.insert(name, props.anchor);
                 }
-                Some(b'!') if props.tag.is_none() => props.tag = Some(self.tag()?),
+                Some(b'!') if props.tag.is_none() => props.tag = Some(Box::new(self.tag()?)),
                 _ => return Ok(props),
             }
             if !self.blank_at(self.pos) {
@@ -687,7 +697,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props, at: usize) -> R {
-        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag.as_ref(), at);
+        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag.as_deref(), at);
         refused(sent, at)
     }
 
@@ -1161,6 +1171,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 }
 
+/// The bytes at which [`Parser::plain_flow_end`] looks twice: everything its `match` names.
+const FLOW_PLAIN_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let special = b"\n,[]{}:#-";
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 // ---- flow collections ----------------------------------------------------------------------------
 
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
@@ -1197,7 +1219,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn plain_flow_end(&self, start: usize) -> usize {
         let b = self.b;
         let mut i = start;
-        while let Some(&c) = b.get(i) {
+        loop {
+            // Ordinary bytes (nearly all of them) cost one table lookup.
+            while b
+                .get(i)
+                .is_some_and(|&c| !FLOW_PLAIN_SPECIAL[usize::from(c)])
+            {
+                i += 1;
+            }
+            let Some(&c) = b.get(i) else { break };
             let stop = match c {
                 b'\n' | b',' | b'[' | b']' | b'{' | b'}' => true,
                 b':' => self

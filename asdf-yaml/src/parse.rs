@@ -10,8 +10,8 @@ use crate::error::{Error, Location, Result};
 use crate::fast::{Bail, Sink};
 use crate::node::{Entries, Mapping, Node, Value};
 use crate::resolve::{
-    construct_bool, construct_float, construct_int, resolve_plain, Implicit, IntValue,
-    TIMESTAMP_TAG, VALUE_TAG, YAML_TAG_PREFIX,
+    construct_bool, construct_float, construct_int, resolve_plain, simple_number, Implicit,
+    IntValue, Number, TIMESTAMP_TAG, VALUE_TAG, YAML_TAG_PREFIX,
 };
 use crate::text::{Interner, Str, Tag as SharedTag};
 
@@ -682,65 +682,85 @@ impl<'t> Builder<'t> {
                 location: self.loc(mark),
             });
         }
-        let invalid = |expected: &'static str, this: &Self| Error::InvalidScalar {
-            expected,
-            text: text.chars().take(80).collect(),
-            location: this.loc(mark),
-        };
-        let int_node = |v: IntValue| match v {
-            IntValue::Small(i) => Value::Int(i),
-            IntValue::Big(s) => Value::BigInt(Box::new(Str::from(s))),
-        };
-        let construct_int = |text: &str, this: &Self| {
-            let digits = crate::resolve::int_digits(text);
-            if digits > crate::resolve::MAX_INT_DIGITS {
-                return Err(Error::IntegerTooLong {
-                    digits,
-                    limit: crate::resolve::MAX_INT_DIGITS,
-                    location: this.loc(mark),
-                });
-            }
-            construct_int(text).ok_or_else(|| invalid("int", this))
-        };
         let full_tag = tag.map(full_tag);
         let node = match full_tag.as_deref() {
-            None if style == ScalarStyle::Plain => match resolve_plain(text) {
-                Implicit::Null => Node::null(),
-                Implicit::Bool => {
-                    Node::from(construct_bool(text).ok_or_else(|| invalid("bool", self))?)
-                }
-                Implicit::Int => Node::new(int_node(construct_int(text, self)?)),
-                Implicit::Float => {
-                    Node::from(construct_float(text).ok_or_else(|| invalid("float", self))?)
-                }
-                Implicit::Timestamp => self
-                    .string(text)
-                    .with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?),
-                Implicit::Value => self
-                    .string(text)
-                    .with_shared_tag(self.intern(VALUE_TAG, mark)?),
-                // `<<` is only special as a mapping key; `finish` checks for that.
-                Implicit::Merge => {
-                    self.plain_merge = true;
-                    self.string(text)
-                }
-                Implicit::Str => self.string(text),
+            // Numbers (most plain scalars of a data tree) are resolved and read in one pass.
+            None if style == ScalarStyle::Plain => match simple_number(text) {
+                Some(Number::Int(i)) => Node::new(Value::Int(i)),
+                Some(Number::Float(f)) => Node::from(f),
+                None => self.implicit(text, mark)?,
             },
             None | Some("!") => self.string(text),
             Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
                 Some("str") => self.string(text),
                 Some("null") => Node::null(),
-                Some("bool") => {
-                    Node::from(construct_bool(text).ok_or_else(|| invalid("bool", self))?)
-                }
-                Some("int") => Node::new(int_node(construct_int(text, self)?)),
-                Some("float") => {
-                    Node::from(construct_float(text).ok_or_else(|| invalid("float", self))?)
-                }
+                Some("bool") => self.boolean(text, mark)?,
+                Some("int") => self.int(text, mark)?,
+                Some("float") => self.float(text, mark)?,
                 _ => self.string(text).with_shared_tag(self.intern(t, mark)?),
             },
         };
         Ok(node)
+    }
+
+    /// An untagged plain scalar, typed by PyYAML's implicit resolver.
+    fn implicit(&mut self, text: &str, mark: &Marker) -> Result<Node> {
+        Ok(match resolve_plain(text) {
+            Implicit::Null => Node::null(),
+            Implicit::Bool => self.boolean(text, mark)?,
+            Implicit::Int => self.int(text, mark)?,
+            Implicit::Float => self.float(text, mark)?,
+            Implicit::Timestamp => self
+                .string(text)
+                .with_shared_tag(self.intern(TIMESTAMP_TAG, mark)?),
+            Implicit::Value => self
+                .string(text)
+                .with_shared_tag(self.intern(VALUE_TAG, mark)?),
+            // `<<` is only special as a mapping key; `finish` checks for that.
+            Implicit::Merge => {
+                self.plain_merge = true;
+                self.string(text)
+            }
+            Implicit::Str => self.string(text),
+        })
+    }
+
+    /// A scalar whose text is not what its type needs.
+    fn invalid(&self, expected: &'static str, text: &str, mark: &Marker) -> Error {
+        Error::InvalidScalar {
+            expected,
+            text: text.chars().take(80).collect(),
+            location: self.loc(mark),
+        }
+    }
+
+    fn boolean(&self, text: &str, mark: &Marker) -> Result<Node> {
+        construct_bool(text)
+            .map(Node::from)
+            .ok_or_else(|| self.invalid("bool", text, mark))
+    }
+
+    fn float(&self, text: &str, mark: &Marker) -> Result<Node> {
+        construct_float(text)
+            .map(Node::from)
+            .ok_or_else(|| self.invalid("float", text, mark))
+    }
+
+    /// An integer, within [`MAX_INT_DIGITS`](crate::resolve::MAX_INT_DIGITS).
+    fn int(&self, text: &str, mark: &Marker) -> Result<Node> {
+        let digits = crate::resolve::int_digits(text);
+        if digits > crate::resolve::MAX_INT_DIGITS {
+            return Err(Error::IntegerTooLong {
+                digits,
+                limit: crate::resolve::MAX_INT_DIGITS,
+                location: self.loc(mark),
+            });
+        }
+        let value = construct_int(text).ok_or_else(|| self.invalid("int", text, mark))?;
+        Ok(Node::new(match value {
+            IntValue::Small(i) => Value::Int(i),
+            IntValue::Big(s) => Value::BigInt(Box::new(Str::from(s))),
+        }))
     }
 
     /// A string scalar. Short text (enums, units, names: up to `Str::INLINE_CAPACITY` bytes) is
@@ -936,17 +956,23 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
     })
 }
 
+/// Mappings up to this many entries look for duplicate keys by comparing pairs.
+const SMALL_MAP: usize = 16;
+
 /// Later duplicates replace the value of the first occurrence, which keeps its position (what a
 /// Python dict built by PyYAML does).
 pub(crate) fn dedup(entries: Entries) -> Mapping {
-    if entries.len() <= 16 {
+    if entries.len() <= SMALL_MAP {
         // Small mappings (nearly all of them): compare keys pairwise, without allocating.
-        let unique = (1..entries.len()).all(|i| {
-            key_id(&entries[i].0).is_none_or(|a| {
-                entries[..i]
-                    .iter()
-                    .all(|(k, _)| key_id(k).as_ref() != Some(&a))
-            })
+        let mut ids: [Option<KeyId<'_>>; SMALL_MAP] = Default::default();
+        for (id, (k, _)) in ids.iter_mut().zip(entries.iter()) {
+            *id = key_id(k);
+        }
+        let ids = &ids[..entries.len()];
+        let unique = (1..ids.len()).all(|i| {
+            ids[i]
+                .as_ref()
+                .is_none_or(|a| ids[..i].iter().all(|b| b.as_ref() != Some(a)))
         });
         if unique {
             return Mapping::from_unique(entries);

@@ -575,9 +575,224 @@ pub fn construct_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// A plain scalar whose text is a plain decimal number, with its value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// The powers of ten an `f64` holds exactly.
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The value of the decimal digits `d` (at most 19 of them, so it fits).
+fn decimal(d: &[u8]) -> u64 {
+    d.iter().fold(0u64, |v, &c| {
+        v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'))
+    })
+}
+
+/// The common numbers of a tree in one pass: `[-+]?[0-9]+` (no leading zero unless it is `0`,
+/// at most 18 digits) as an int, `[-+]?[0-9]+\.[0-9]*([eE][-+][0-9]{1,3})?` as a float.
+/// Exactly what [`resolve_plain`] and [`construct_int`] / [`construct_float`] make of such
+/// text; `None` for any other text, which the caller resolves the general way.
+///
+/// A float whose digits fit in 53 bits and whose decimal exponent is within ±22 is one
+/// exact multiplication or division of two exact `f64`s, so IEEE rounding gives the correctly
+/// rounded value that Rust's (and Python's) parser gives; other floats go to that parser.
+#[inline]
+pub(crate) fn simple_number(text: &str) -> Option<Number> {
+    // Most plain scalars are words: they leave here without a call.
+    match text.as_bytes().first() {
+        Some(b'0'..=b'9' | b'-' | b'+') => number(text),
+        _ => None,
+    }
+}
+
+/// [`simple_number`] past its first byte's check.
+fn number(text: &str) -> Option<Number> {
+    let b = text.as_bytes();
+    let (negative, body) = match *b.first()? {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
+    };
+    let int_len = body.iter().take_while(|c| c.is_ascii_digit()).count();
+    if int_len == 0 || int_len > 18 {
+        return None;
+    }
+    let (int_part, rest) = body.split_at(int_len);
+    let Some((&b'.', frac)) = rest.split_first() else {
+        // An int: decimal, not `0`-prefixed octal.
+        if !rest.is_empty() || (int_len > 1 && int_part[0] == b'0') {
+            return None;
+        }
+        let m = decimal(int_part) as i64;
+        return Some(Number::Int(if negative { -m } else { m }));
+    };
+    let frac_len = frac.iter().take_while(|c| c.is_ascii_digit()).count();
+    let exp = match &frac[frac_len..] {
+        [] => 0,
+        [b'e' | b'E', sign @ (b'-' | b'+'), digits @ ..]
+            if (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) =>
+        {
+            let e = decimal(digits) as i64;
+            if *sign == b'-' {
+                -e
+            } else {
+                e
+            }
+        }
+        _ => return None,
+    };
+    let scale = exp - frac_len as i64;
+    if int_len + frac_len <= 19 && scale.unsigned_abs() < EXACT_POW10.len() as u64 {
+        let m = decimal(int_part)
+            .wrapping_mul(EXACT_POW10_INT[frac_len.min(19)])
+            .wrapping_add(decimal(&frac[..frac_len]));
+        if m <= 1 << 53 {
+            let v = m as f64;
+            let p = EXACT_POW10[scale.unsigned_abs() as usize];
+            let v = if scale >= 0 { v * p } else { v / p };
+            return Some(Number::Float(if negative { -v } else { v }));
+        }
+    }
+    construct_float(text).map(Number::Float)
+}
+
+/// The powers of ten a `u64` holds.
+const EXACT_POW10_INT: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the general path makes of a plain scalar that is a number.
+    fn general(text: &str) -> Option<Number> {
+        match resolve_plain(text) {
+            Implicit::Int => match construct_int(text)? {
+                IntValue::Small(i) => Some(Number::Int(i)),
+                IntValue::Big(_) => None,
+            },
+            Implicit::Float => construct_float(text).map(Number::Float),
+            _ => None,
+        }
+    }
+
+    fn same(a: Option<Number>, b: Option<Number>) -> bool {
+        match (a, b) {
+            (Some(Number::Float(x)), Some(Number::Float(y))) => x.to_bits() == y.to_bits(),
+            (a, b) => a == b,
+        }
+    }
+
+    #[test]
+    fn simple_numbers_are_what_the_general_path_makes_of_them() {
+        let cases = [
+            "0",
+            "-0",
+            "+0",
+            "7",
+            "-12",
+            "+12",
+            "017",
+            "08",
+            "999999999999999999",
+            "1000000000000000000",
+            "0.0",
+            "-0.0",
+            "1.",
+            "-1.",
+            "0.1",
+            "0.3",
+            "4999.5",
+            "-7499.25",
+            "1.0e+3",
+            "1.0E-3",
+            "2.5e-300",
+            "1.5e+308",
+            "1.0e+400",
+            "9007199254740993.0",
+            "9007199254740992.5",
+            "123456789012345678.9",
+            "0.1e-22",
+            "1.7976931348623157e+308",
+            "4.9406564584124654e-324",
+            "1.0e+0",
+            "1.0e-0",
+            "1.0e+1000",
+            "1e3",
+            "1.0e3",
+            "1.0e+",
+            "1_0",
+            "1.0_1",
+            "1:30",
+            "1:30.5",
+            ".5",
+            "+.5",
+            "-",
+            "+",
+            "0x1F",
+            "0b1",
+            "12a",
+            "1.2.3",
+            "2001-12-14",
+            "123456789.123456789",
+            "0.000000000000000000001",
+        ];
+        for t in cases {
+            let fast = simple_number(t);
+            if let Some(v) = fast {
+                assert!(same(Some(v), general(t)), "{t}: {v:?} vs {:?}", general(t));
+            }
+        }
+        // Every common shape takes the fast path.
+        for t in ["0", "-12", "4999.5", "-7499.25", "1.0e+3", "0.1", "1."] {
+            assert!(simple_number(t).is_some(), "{t}");
+        }
+        for t in [
+            "017",
+            "1e3",
+            "1_0",
+            "1:30",
+            ".5",
+            "0x1F",
+            "12a",
+            "2001-12-14",
+        ] {
+            assert_eq!(simple_number(t), None, "{t}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn simple_numbers_agree_on_any_numeric_text(t in "[-+]?[0-9]{0,22}(\\.[0-9]{0,22})?([eE][-+]?[0-9]{0,4})?[_:x]?") {
+            if let Some(v) = simple_number(&t) {
+                proptest::prop_assert!(same(Some(v), general(&t)), "{}: {:?} vs {:?}", t, v, general(&t));
+            }
+        }
+
+        #[test]
+        fn simple_floats_round_like_the_parser(m in 0u64..(1 << 54), frac in 0usize..19, e in -30i32..30) {
+            let digits = m.to_string();
+            let cut = digits.len().saturating_sub(frac);
+            let t = format!("{}.{}e{:+}", &digits[..cut.max(1)], &digits[cut.max(1)..], e);
+            if let Some(v) = simple_number(&t) {
+                proptest::prop_assert!(same(Some(v), general(&t)), "{}: {:?} vs {:?}", t, v, general(&t));
+            }
+        }
+    }
 
     #[test]
     fn floats_need_a_dot_and_a_signed_exponent() {

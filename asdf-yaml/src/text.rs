@@ -175,7 +175,7 @@ impl From<&str> for Str {
             return Str::shared(Arc::from(s));
         };
         let mut bytes = [0u8; 15];
-        bytes[..s.len()].copy_from_slice(s.as_bytes());
+        copy_short(&mut bytes, s.as_bytes());
         let (head, tail) = bytes.split_at(8);
         Str {
             head: Head {
@@ -183,6 +183,24 @@ impl From<&str> for Str {
             },
             tail: tail.try_into().unwrap_or_default(),
             mark,
+        }
+    }
+}
+
+/// Copies `src` (at most 15 bytes) to the start of `dst` with two overlapping fixed-size
+/// copies instead of a call to `memcpy`: every key and short value of a tree comes through here.
+#[inline]
+fn copy_short(dst: &mut [u8; 15], src: &[u8]) {
+    let n = src.len();
+    if n >= 8 {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
         }
     }
 }
@@ -407,10 +425,15 @@ impl Interner {
     /// `text` as a [`Str`]: the cached copy when its slot holds the same text, a new one (cached)
     /// otherwise. Text short enough to sit inside the `Str` is never cached: copying it is
     /// cheaper than looking it up.
+    #[inline]
     pub(crate) fn get(&mut self, text: &str) -> Str {
         if text.len() > Self::MAX_LEN || text.len() <= Str::INLINE_CAPACITY {
             return Str::from(text);
         }
+        self.cached(text)
+    }
+
+    fn cached(&mut self, text: &str) -> Str {
         let slot = (self.hasher.hash_one(text) as usize) % Self::SLOTS;
         match &mut self.slots[slot] {
             Some(s) if s.as_str() == text => s.clone(),
@@ -435,6 +458,16 @@ mod tests {
             assert_eq!(i.get(&format!("k{k}")), format!("k{k}"));
         }
         assert_eq!(i.slots.len(), Interner::SLOTS);
+    }
+
+    #[test]
+    fn every_inline_length_keeps_its_bytes() {
+        let text = "abcdefghijklmnopqrstuvwxyz";
+        for len in 0..=Str::INLINE_CAPACITY + 1 {
+            let s = Str::from(&text[..len]);
+            assert_eq!(s.as_str(), &text[..len]);
+            assert_eq!(s, Str::from(text[..len].to_string()));
+        }
     }
 
     #[test]
