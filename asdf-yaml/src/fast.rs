@@ -5,9 +5,10 @@
 //! text. It understands what PyYAML and this crate's emitter write: block mappings and sequences
 //! (compact `- a: 1` and indentless `key:\n- x` forms), flow collections over several lines,
 //! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
-//! literal and folded block scalars (`|`, `>`, with or without a chomping indicator), tags through
-//! `%TAG` handles, anchors, aliases and comments. At anything else — block scalars with an
-//! indentation indicator or unusual indentation, explicit keys, tabs, carriage returns, a second
+//! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
+//! PyYAML writes `|2-` for text that starts with a space), tags through `%TAG` handles, anchors,
+//! aliases and comments. At anything else — block scalars with unusual indentation, explicit
+//! keys, tabs, carriage returns, a second
 //! document, verbatim or percent-escaped tags, and every error — it stops with a [`Bail`], and
 //! the caller parses the whole text with the reference parser, which therefore decides every
 //! error message and every rare construct. The differential tests hold the two parsers to the
@@ -842,6 +843,33 @@ enum Chomp {
     Keep,
 }
 
+/// A block scalar header after its `|` or `>`: the chomping indicator, the indentation
+/// indicator (1 to 9) and how many bytes they take, in either order. Anything else (such as
+/// the indicator `0`, which is an error) ends the header early, and the caller then finds no
+/// blank after it.
+fn block_header(h: &[u8]) -> (Chomp, Option<usize>, usize) {
+    let chomp_of = |c: Option<&u8>| match c {
+        Some(b'-') => Some(Chomp::Strip),
+        Some(b'+') => Some(Chomp::Keep),
+        _ => None,
+    };
+    let digit_of = |c: Option<&u8>| match c {
+        Some(&d @ b'1'..=b'9') => Some(usize::from(d - b'0')),
+        _ => None,
+    };
+    match (chomp_of(h.first()), digit_of(h.first())) {
+        (Some(chomp), _) => match digit_of(h.get(1)) {
+            Some(n) => (chomp, Some(n), 2),
+            None => (chomp, None, 1),
+        },
+        (None, Some(n)) => match chomp_of(h.get(1)) {
+            Some(chomp) => (chomp, Some(n), 2),
+            None => (Chomp::Clip, Some(n), 1),
+        },
+        (None, None) => (Chomp::Clip, None, 0),
+    }
+}
+
 /// The lines of a block scalar: each content line without its indentation, `""` for an empty
 /// line, and the byte offset where the scalar's text ends (the start of the first line after it).
 struct BlockLines<'t> {
@@ -852,7 +880,7 @@ struct BlockLines<'t> {
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// A literal (`|`) or folded (`>`) block scalar whose header is at the position, after its
     /// key, `- ` or `---` on the same line; the content lines are indented past `parent`. Left to
-    /// the reference parser: indentation indicators, a header alone on its line, an empty
+    /// the reference parser: a header alone on its line, an empty
     /// scalar, lines of spaces longer than the indentation, more-indented lines of a folded
     /// scalar, and text that ends without a line break.
     fn block_scalar(&mut self, parent: isize, props: Props) -> R<Next> {
@@ -863,20 +891,19 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a block scalar header alone on its line");
         }
         let folded = self.b[at] == b'>';
-        let chomp = match self.peek_at(at + 1) {
-            Some(b'-') => Chomp::Strip,
-            Some(b'+') => Chomp::Keep,
-            _ => Chomp::Clip,
-        };
-        self.pos = at + if chomp == Chomp::Clip { 1 } else { 2 };
+        let (chomp, increment, len) = block_header(&self.b[at + 1..]);
+        self.pos = at + 1 + len;
         if !self.blank_at(self.pos) {
-            return self.bail("a block scalar header with an indentation indicator");
+            return self.bail("a block scalar header the fast parser does not read");
         }
         self.skip_ws();
         if !self.at_line_end() {
             return self.bail("text after a block scalar header");
         }
-        let BlockLines { lines, end } = self.block_lines(parent)?;
+        // An indentation indicator counts from the indentation of the collection holding the
+        // scalar (from column 0 at the root), as the reference parser counts it.
+        let indent = increment.map(|n| usize::try_from(parent).map_or(n, |p| p + n));
+        let BlockLines { lines, end } = self.block_lines(parent, indent)?;
         let Some(last) = lines.iter().rposition(|l| !l.is_empty()) else {
             return self.bail("an empty block scalar");
         };
@@ -911,12 +938,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// The lines after the header line (the position is at its end) that belong to a block
     /// scalar indented past `parent`: from the first content line on, every line indented at
     /// least as far as it, or empty.
-    fn block_lines(&self, parent: isize) -> R<BlockLines<'t>> {
+    fn block_lines(&self, parent: isize, explicit: Option<usize>) -> R<BlockLines<'t>> {
         let Some(nl) = memchr(b'\n', &self.b[self.pos..]) else {
             return self.bail("a block scalar without content");
         };
         let mut lines = Vec::new();
-        let mut indent: Option<usize> = None;
+        let mut indent: Option<usize> = explicit;
         let mut leading = 0;
         let mut i = self.pos + nl + 1;
         while i < self.b.len() {
@@ -946,6 +973,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     return self.bail("a line of spaces longer than a block scalar's indentation")
                 }
                 Some(_) if blank => lines.push(""),
+                // Under an indentation indicator, a first content line between the parent's
+                // indentation and the scalar's is an error, not the scalar's end.
+                Some(n)
+                    if spaces < n
+                        && spaces as isize > parent
+                        && lines.iter().all(|l| l.is_empty()) =>
+                {
+                    return self.bail("a line indented less than its block scalar")
+                }
                 Some(n) if spaces < n => return Ok(BlockLines { lines, end: i }),
                 Some(n) => lines.push(&self.text[i + n..line_end]),
             }

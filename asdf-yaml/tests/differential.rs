@@ -280,13 +280,28 @@ fn block_scalars_parse_identically() {
         "a: |\n  é ü 名前\n  \u{2028}x\n",
         "a: |\n  x\n...\n",
         "a: |\n  text\nb: 1",
+        // Indentation indicators, as PyYAML writes them for text starting with a space.
+        "a: |2\n   indicator\n",
+        "a: |2-\n    two spaces\n  then none\nb: 1\n",
+        "a: |-2\n    either order\n",
+        "a: |+1\n  kept\n\n",
+        "a: |1\n\n  after a blank line\n",
+        "- |2\n   in a sequence\n- |3\n      deeper\n",
+        "top:\n  k: |2\n     nested\n  j: 1\n",
+        "top:\n- |1\n  indentless item\n",
+        "--- |2\n   root\n",
+        "a: >2\n  folded\n  text\n",
     ];
     for text in read {
         assert!(check(text), "the fast parser should read:\n{text}");
     }
     let left = [
-        "a: |2\n   indicator\n",
-        "a: |-1\n  x\n",
+        "a: |0\n  x\n",
+        "a: |22\n  x\n",
+        "a: |2\n x\n",
+        "a: |2\n  \n      \n  x\n",
+        "a: >2\n   more indented\n  y\n",
+        "a: |2+-\n  x\n",
         "a:\n  |\n  own line\n",
         "a: |\nb: 1\n",
         "a: |\n",
@@ -428,12 +443,34 @@ for i in range(300):
     width = [20, 40, 80, 120][i % 4]
     docs.append(yaml.dump(t, Dumper=yaml.SafeDumper, default_flow_style=flow, width=width,
                           allow_unicode=bool(i % 2), explicit_start=True, version=(1, 1)))
+# Multi-line text and text starting with a space as literal block scalars, the way writers
+# that prefer them do: PyYAML then writes indentation indicators (`|2`, `|2-`, `|4+`).
+class Block(yaml.SafeDumper):
+    pass
+def block_str(dumper, s):
+    style = "|" if "\n" in s or s.startswith(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", s, style=style)
+Block.add_representer(str, block_str)
+LINES = [" lead", "  two", "text", "", " ", "x y", "   three #", "é 名"]
+for i in range(100):
+    lines = [rng.choice(LINES) for _ in range(rng.randrange(1, 5))]
+    s = "\n".join(lines) + rng.choice(["", "\n", "\n\n"])
+    t = {"k": {"a": s, "b": [s, {"c": s}], "n": i}, "top": s}
+    docs.append(yaml.dump(t, Dumper=Block, explicit_start=True, width=[20, 80][i % 2]))
 sys.stdout.write("\x00".join(docs))
 "#;
     let out = asdf_testkit::run_python(&python, script, &[]);
     let out = String::from_utf8(out).unwrap();
     let docs: Vec<&str> = out.split('\0').collect();
-    assert_eq!(docs.len(), 300);
+    assert_eq!(docs.len(), 400);
+    let indicated = docs[300..]
+        .iter()
+        .filter(|d| d.contains("|2") && check(d))
+        .count();
+    assert!(
+        indicated >= 10,
+        "block scalars with indicators read fast: {indicated}"
+    );
     let fast = docs.iter().filter(|d| check(d)).count();
     // Documents with an odd key somewhere (explicit `? ` keys) are left to the reference parser.
     assert!(
