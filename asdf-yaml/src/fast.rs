@@ -8,7 +8,7 @@
 //! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
 //! PyYAML writes `|2-` for text that starts with a space), tags through `%TAG` handles, anchors,
 //! aliases and comments. At anything else — block scalars with unusual indentation, explicit
-//! keys, tabs, carriage returns, a second
+//! keys, tabs, carriage returns (the builder hands CR LF text over with LF breaks), a second
 //! document, verbatim or percent-escaped tags, and every error — it stops with a [`Bail`], and
 //! the caller parses the whole text with the reference parser, which therefore decides every
 //! error message and every rare construct. The differential tests hold the two parsers to the

@@ -167,8 +167,15 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
 /// The fast parser's tree; any error or warning is left to the reference parser, so that its
 /// messages (with line and column) are the ones users see.
 fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
+    let lf = crlf_to_lf(text);
+    let text = lf.as_deref().unwrap_or(text);
     let mut b = Builder::new(text, base, options);
-    crate::fast::parse(text, &mut b)?;
+    crate::fast::parse(text, &mut b).map_err(|bail| Bail {
+        offset: lf
+            .as_ref()
+            .map_or(bail.offset, |_| original_offset(&b, bail.offset)),
+        ..bail
+    })?;
     if !b.warnings.is_empty() {
         return Err(Bail {
             offset: 0,
@@ -176,6 +183,28 @@ fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::R
         });
     }
     Ok(b.built())
+}
+
+/// Text whose line breaks are all CR LF (written on Windows) with LF breaks instead, for the
+/// fast parser, which reads LF only; `None` when there is no CR, or a CR alone (left to the
+/// reference parser). Every line break inside a scalar reads as one line feed either way, so
+/// the tree is the same; positions only matter for errors and warnings, which the reference
+/// parser reports on the original text.
+fn crlf_to_lf(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut crs = memchr::memchr_iter(b'\r', b).peekable();
+    crs.peek()?;
+    if crs.any(|i| b.get(i + 1) != Some(&b'\n')) {
+        return None;
+    }
+    Some(text.replace("\r\n", "\n"))
+}
+
+/// The offset in the original CR LF text of `offset` in the LF text the fast parser read.
+fn original_offset(b: &Builder<'_>, offset: usize) -> usize {
+    // Each line break before `offset` lost one byte.
+    let breaks = memchr::memchr_iter(b'\n', &b.text.as_bytes()[..offset.min(b.text.len())]).count();
+    offset + breaks
 }
 
 fn build_reference(text: &str, base: usize, options: &ParseOptions) -> Result<Built> {

@@ -238,6 +238,14 @@ const CASES: &[&str] = &[
     // Found by the yaml_differential fuzz target: a word `-` before a flow indicator.
     "a: [12 -,7218, 0]\n",
     "a: [x -]\nb: {k: y -}\nc: [x -y, z - w]\n",
+    // CR LF line breaks (files edited on Windows), read fast as LF; a CR alone is left.
+    "%YAML 1.1\r\n--- !t\r\na: 1\r\nb: [x,\r\n  y]\r\nc: |\r\n  lit\r\n\r\n  eral\r\nd: 'q\r\n\r\n  u'\r\n...\r\n",
+    "a: \"dq \\\r\n  esc\"\r\nb: >+\r\n  kept\r\n\r\nc: plain\r\n  folded\r\n# c\r\n",
+    "- x\r\n- y\n- z\r\n",
+    "a: 1\rb: 2\n",
+    "a: \"x\ry\"\r\n",
+    "a: [1,\r\n2]\r\n",
+    "a: 1\r\n b: 2\r\n",
 ];
 
 #[test]
@@ -320,6 +328,25 @@ fn block_scalars_parse_identically() {
     }
 }
 
+/// Every corpus tree the fast parser reads, with CR LF line breaks as an editor on Windows
+/// saves it: still read by the fast parser, and still the reference tree.
+#[test]
+fn crlf_texts_parse_identically_and_fast() {
+    let mut read = 0;
+    for (name, text) in corpus_texts() {
+        if text.contains('\r') || !check(&text) {
+            continue;
+        }
+        let crlf = text.replace('\n', "\r\n");
+        assert!(
+            check(&crlf),
+            "{name} with CR LF breaks was left to the reference parser"
+        );
+        read += 1;
+    }
+    assert!(read >= 10, "only {read} corpus trees read");
+}
+
 #[test]
 fn deep_nesting_parses_identically() {
     // Around the fast parser's own depth bound (96) and the default limit (512).
@@ -356,7 +383,7 @@ fn mutate(text: &str, rng: &mut asdf_testkit::Rng) -> String {
     const PIECES: &[&str] = &[
         " ", "  ", "\n", "\t", ":", ": ", "- ", "-", "#", " #", "'", "\"", "\\", "[", "]", "{",
         "}", ",", "&a ", "*a", "!", "!t ", "!!str ", "|", ">", "?", "...", "---", "%", "é", "x",
-        "1", "\u{2028}",
+        "1", "\u{2028}", "\r\n", "\r",
     ];
     let mut chars: Vec<char> = text.chars().collect();
     for _ in 0..1 + rng.below(3) {
