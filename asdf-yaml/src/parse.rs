@@ -810,8 +810,9 @@ impl<'t> Builder<'t> {
         })
     }
 
-    /// Places a finished node into its parent (or as the root).
-    #[inline]
+    /// Places a finished node into its parent (or as the root). Inlined into every event's
+    /// handler: it runs once per node.
+    #[inline(always)]
     fn finish(&mut self, node: Node, size: Size, mark: &Marker) -> Result<()> {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some((node, size));
@@ -833,38 +834,42 @@ impl<'t> Builder<'t> {
                     }
                     self.pairs.push((key, node));
                 }
-                None => {
-                    // Only a plain, untagged, unanchored `<<` is a merge key.
-                    let is_merge = self.plain_merge && !node.is_shared();
-                    match node.value() {
-                        Value::Seq(_) | Value::Map(_) => {
-                            let kind = if matches!(node.value(), Value::Seq(_)) {
-                                "sequence"
-                            } else {
-                                "mapping"
-                            };
-                            return Err(Error::InvalidKey {
-                                kind,
-                                location: self.loc(mark),
-                            });
-                        }
-                        Value::Null | Value::Float(_) => {
-                            let message = format!(
-                                "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
-                                node,
-                                node.kind()
-                            );
-                            self.warn(mark, message);
-                        }
-                        _ => {}
-                    }
-                    if let Some(FrameKind::Map { pending, .. }) =
-                        self.stack.last_mut().map(|f| &mut f.kind)
-                    {
-                        *pending = Some((node, is_merge));
-                    }
-                }
+                None => return self.key(node, mark),
             },
+        }
+        Ok(())
+    }
+
+    /// A finished node that is a key of the innermost mapping: checked, then held until its
+    /// value comes.
+    #[inline(never)]
+    fn key(&mut self, node: Node, mark: &Marker) -> Result<()> {
+        // Only a plain, untagged, unanchored `<<` is a merge key.
+        let is_merge = self.plain_merge && !node.is_shared();
+        match node.value() {
+            Value::Seq(_) | Value::Map(_) => {
+                let kind = if matches!(node.value(), Value::Seq(_)) {
+                    "sequence"
+                } else {
+                    "mapping"
+                };
+                return Err(Error::InvalidKey {
+                    kind,
+                    location: self.loc(mark),
+                });
+            }
+            Value::Null | Value::Float(_) => {
+                let message = format!(
+                    "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
+                    node,
+                    node.kind()
+                );
+                self.warn(mark, message);
+            }
+            _ => {}
+        }
+        if let Some(FrameKind::Map { pending, .. }) = self.stack.last_mut().map(|f| &mut f.kind) {
+            *pending = Some((node, is_merge));
         }
         Ok(())
     }
