@@ -167,13 +167,14 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
 /// The fast parser's tree; any error or warning is left to the reference parser, so that its
 /// messages (with line and column) are the ones users see.
 fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
+    let original = text;
     let lf = crlf_to_lf(text);
     let text = lf.as_deref().unwrap_or(text);
     let mut b = Builder::new(text, base, options);
     crate::fast::parse(text, &mut b).map_err(|bail| Bail {
         offset: lf
             .as_ref()
-            .map_or(bail.offset, |_| original_offset(&b, bail.offset)),
+            .map_or(bail.offset, |_| original_offset(original, bail.offset)),
         ..bail
     })?;
     if !b.warnings.is_empty() {
@@ -200,11 +201,17 @@ fn crlf_to_lf(text: &str) -> Option<String> {
     Some(text.replace("\r\n", "\n"))
 }
 
-/// The offset in the original CR LF text of `offset` in the LF text the fast parser read.
-fn original_offset(b: &Builder<'_>, offset: usize) -> usize {
-    // Each line break before `offset` lost one byte.
-    let breaks = memchr::memchr_iter(b'\n', &b.text.as_bytes()[..offset.min(b.text.len())]).count();
-    offset + breaks
+/// The offset in `original` (CR LF text) of `offset` in the LF text the fast parser read.
+fn original_offset(original: &str, offset: usize) -> usize {
+    let mut removed = 0;
+    for cr in memchr::memchr_iter(b'\r', original.as_bytes()) {
+        // In the LF text, the line feed after this CR sits at `cr - removed`.
+        if cr - removed >= offset {
+            break;
+        }
+        removed += 1;
+    }
+    offset + removed
 }
 
 fn build_reference(text: &str, base: usize, options: &ParseOptions) -> Result<Built> {

@@ -347,6 +347,23 @@ fn crlf_texts_parse_identically_and_fast() {
     assert!(read >= 10, "only {read} corpus trees read");
 }
 
+/// Where the fast parser stops in CR LF text is a byte offset of that text, not of the LF
+/// copy it read.
+#[test]
+fn fast_parser_stops_name_offsets_of_the_crlf_text() {
+    let text = "a: 1\r\nb: 2\n? c\r\n: 3\r\n";
+    let options = ParseOptions {
+        engine: Engine::Fast,
+        ..ParseOptions::default()
+    };
+    match parse_document(text, &options) {
+        Err(asdf_yaml::Error::Unsupported { offset, .. }) => {
+            assert_eq!(offset, text.find('?').unwrap(), "{text:?}")
+        }
+        other => panic!("expected the fast parser to stop: {other:?}"),
+    }
+}
+
 #[test]
 fn deep_nesting_parses_identically() {
     // Around the fast parser's own depth bound (96) and the default limit (512).
