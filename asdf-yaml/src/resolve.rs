@@ -588,9 +588,9 @@ const EXACT_POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// The value of the decimal digits `d` (at most 19 of them, so it fits).
-fn decimal(d: &[u8]) -> u64 {
-    d.iter().fold(0u64, |v, &c| {
+/// `v` followed by the decimal digits `d` (at most 19 digits in all, so it fits).
+fn decimal(v: u64, d: &[u8]) -> u64 {
+    d.iter().fold(v, |v, &c| {
         v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'))
     })
 }
@@ -630,7 +630,7 @@ fn number(text: &str) -> Option<Number> {
         if !rest.is_empty() || (int_len > 1 && int_part[0] == b'0') {
             return None;
         }
-        let m = decimal(int_part) as i64;
+        let m = decimal(0, int_part) as i64;
         return Some(Number::Int(if negative { -m } else { m }));
     };
     let frac_len = frac.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -639,7 +639,7 @@ fn number(text: &str) -> Option<Number> {
         [b'e' | b'E', sign @ (b'-' | b'+'), digits @ ..]
             if (1..=3).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) =>
         {
-            let e = decimal(digits) as i64;
+            let e = decimal(0, digits) as i64;
             if *sign == b'-' {
                 -e
             } else {
@@ -650,9 +650,7 @@ fn number(text: &str) -> Option<Number> {
     };
     let scale = exp - frac_len as i64;
     if int_len + frac_len <= 19 && scale.unsigned_abs() < EXACT_POW10.len() as u64 {
-        let m = decimal(int_part)
-            .wrapping_mul(EXACT_POW10_INT[frac_len.min(19)])
-            .wrapping_add(decimal(&frac[..frac_len]));
+        let m = decimal(decimal(0, int_part), &frac[..frac_len]);
         if m <= 1 << 53 {
             let v = m as f64;
             let p = EXACT_POW10[scale.unsigned_abs() as usize];
@@ -662,17 +660,6 @@ fn number(text: &str) -> Option<Number> {
     }
     construct_float(text).map(Number::Float)
 }
-
-/// The powers of ten a `u64` holds.
-const EXACT_POW10_INT: [u64; 20] = {
-    let mut p = [1u64; 20];
-    let mut i = 1;
-    while i < 20 {
-        p[i] = p[i - 1] * 10;
-        i += 1;
-    }
-    p
-};
 
 #[cfg(test)]
 mod tests {

@@ -132,16 +132,16 @@ pub(crate) fn external_block(
     Ok(data.into_owned())
 }
 
-/// The file `key` (a chunk key or `.zarray`) of the zarr directory store `store` named by the
-/// file at `base`, under `options`' policy on external files (the store's directory is located
-/// as an external file is; under `SameDirAndBelow` each chunk file is checked again, links
-/// included). `None` when the store has no such file: a chunk never written.
 /// Whether an external array's URI names the file itself (empty, or only a fragment): its own
 /// first block.
 pub(crate) fn names_this_file(uri: &str) -> bool {
     uri.is_empty() || uri.starts_with('#')
 }
 
+/// The file `key` (a chunk key or `.zarray`) of the zarr directory store `store` named by the
+/// file at `base`, under `options`' policy on external files (the store's directory is located
+/// as an external file is; under `SameDirAndBelow` each chunk file is checked again, links
+/// included). `None` when the store has no such file: a chunk never written.
 pub(crate) fn zarr_store_file(
     base: Option<&std::path::Path>,
     store: &str,

@@ -535,13 +535,13 @@ impl RemoteFile {
         }
         let (blocks, external) = needed_blocks(node, pointer, region)?;
         if external.len() > self.options.max_external_files {
-            return Err(AsdfError::External {
-                uri: external[0].clone(),
-                reason: format!(
+            return Err(external::refused(
+                &external[0],
+                format!(
                     "the array names more than {} files (OpenOptions::max_external_files)",
                     self.options.max_external_files
                 ),
-            });
+            ));
         }
         // The file's own blocks and every external file, concurrently.
         let others = futures::future::try_join_all(external.iter().map(|u| self.external_block(u)));
