@@ -6,7 +6,7 @@
 //!
 //! | label | codec | backend | written like |
 //! |---|---|---|---|
-//! | `zlib` | one zlib (RFC 1950) stream | `flate2` on `zlib-rs` | Python `zlib.compress` |
+//! | `zlib` | one zlib (RFC 1950) stream | libdeflate (`libdeflater`); `flate2` on `zlib-rs` for streams of unknown size | Python `zlib.compress` |
 //! | `bzp2` | one bzip2 stream | `bzip2` (pure Rust `libbz2-rs-sys`) | Python `bz2.compress` |
 //! | `lz4\0` | Python asdf's chunk framing: per 4 MiB chunk a big-endian u32 length, a little-endian u32 size, a raw LZ4 block; LZ4 *frames* (older ASDF.jl) are detected and read too | `lz4_flex` | Python asdf |
 //! | `lz4f` | one LZ4 frame | `lz4_flex` | asdf-compression |

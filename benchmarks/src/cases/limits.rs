@@ -14,12 +14,12 @@ pub fn codec(codec: &str, data: &[f64]) -> Result<(f64, f64)> {
     let lib = |e: std::io::Error| BenchError::peer("codec library", e);
     let (c, packed) = best(|| match codec {
         "zlib" => {
-            let mut enc = flate2::write::ZlibEncoder::new(
-                Vec::with_capacity(n / 2),
-                flate2::Compression::new(6),
-            );
-            enc.write_all(&bytes).map_err(lib)?;
-            enc.finish().map_err(lib)
+            let lvl = libdeflater::CompressionLvl::new(6).map_err(|e| BenchError::peer("libdeflate", format!("{e:?}")))?;
+            let mut c = libdeflater::Compressor::new(lvl);
+            let mut out = vec![0u8; c.zlib_compress_bound(n)];
+            let k = c.zlib_compress(&bytes, &mut out).map_err(|e| BenchError::peer("libdeflate", e))?;
+            out.truncate(k);
+            Ok(out)
         }
         "bzp2" => {
             let mut enc =
@@ -42,9 +42,14 @@ pub fn codec(codec: &str, data: &[f64]) -> Result<(f64, f64)> {
     let (d, out) = best(|| {
         let mut out = vec![0u8; n];
         match codec {
-            "zlib" => flate2::read::ZlibDecoder::new(&packed[..])
-                .read_exact(&mut out)
-                .map_err(lib)?,
+            "zlib" => {
+                let got = libdeflater::Decompressor::new()
+                    .zlib_decompress(&packed, &mut out)
+                    .map_err(|e| BenchError::peer("libdeflate", e))?;
+                if got != n {
+                    return Err(BenchError::mismatch("zlib limit", "short output"));
+                }
+            }
             "bzp2" => bzip2::read::BzDecoder::new(&packed[..])
                 .read_exact(&mut out)
                 .map_err(lib)?,
