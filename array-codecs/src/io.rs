@@ -35,26 +35,6 @@ fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
     }
 }
 
-/// Exactly `expected` bytes inflated by `decoder` from `src_len` bytes of a deflate stream
-/// (zlib or gzip framing), refused before allocating when deflate's ratio bound says `src_len`
-/// bytes cannot hold them.
-pub(crate) fn inflate_exact<R: Read>(
-    decoder: R,
-    src_len: usize,
-    expected: usize,
-    framing: &str,
-) -> Result<Vec<u8>, CodecError> {
-    let bound = array_core::bounds::deflate_max_decoded_usize(src_len);
-    if expected > bound {
-        return Err(CodecError::new(format!(
-            "{src_len} bytes of {framing} data cannot decode to the {expected} bytes declared"
-        )));
-    }
-    let mut out = array_core::zeroed_vec(expected)?;
-    read_exact_then_end(decoder, &mut out)?;
-    Ok(out)
-}
-
 /// Reads the whole stream, growing the output only as data arrives, and requires exactly
 /// `expected` bytes. `src_len` sizes the first allocation.
 pub(crate) fn read_growing<R: Read>(

@@ -5,7 +5,6 @@
 //! here with the workspace's bounds.
 
 use crate::api::{Codec, CodecError};
-use crate::io::inflate_exact;
 use crate::lz4::decode_sized_block;
 use crate::{Blosc, Bzip2, Xz, Zlib, Zstd};
 
@@ -47,12 +46,7 @@ pub fn numcodecs_decode(id: &str, src: &[u8], expected: usize) -> Result<Vec<u8>
 
 /// One gzip member (RFC 1952), as Python's `gzip.compress` writes.
 fn gzip_decode(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-    inflate_exact(
-        flate2::bufread::GzDecoder::new(src),
-        src.len(),
-        expected,
-        "gzip",
-    )
+    crate::zlib::inflate_exact(crate::zlib::Framing::Gzip, src, expected)
 }
 
 /// numcodecs' `LZ4`: a little-endian u32 decoded size, then one raw LZ4 block.

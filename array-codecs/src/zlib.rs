@@ -30,6 +30,64 @@ thread_local! {
         RefCell::new(Default::default());
 }
 
+/// The container around a deflate stream.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Framing {
+    /// RFC 1950 (`zlib.compress`).
+    Zlib,
+    /// One RFC 1952 member (`gzip.compress`, numcodecs' `gzip`).
+    #[cfg_attr(not(feature = "numcodecs"), allow(dead_code))]
+    Gzip,
+}
+
+impl Framing {
+    fn name(self) -> &'static str {
+        match self {
+            Framing::Zlib => "zlib",
+            Framing::Gzip => "gzip",
+        }
+    }
+}
+
+/// Inflates `src` into exactly `dst`. A stream libdeflate does not decode to exactly
+/// `dst.len()` bytes (rare: damaged data or a wrong size) is read again by the streaming
+/// decoder, which says exactly why (short, long, or its own diagnosis of the damage), so
+/// refusals read as they did before libdeflate.
+pub(crate) fn inflate_into(framing: Framing, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+    let inflated = DECOMPRESSOR.with_borrow_mut(|d| {
+        let d = d.get_or_insert_with(Decompressor::new);
+        match framing {
+            Framing::Zlib => d.zlib_decompress(src, dst),
+            Framing::Gzip => d.gzip_decompress(src, dst),
+        }
+    });
+    match (inflated, framing) {
+        (Ok(n), _) if n == dst.len() => Ok(()),
+        (_, Framing::Zlib) => read_exact_then_end(decoder(src), dst),
+        (_, Framing::Gzip) => read_exact_then_end(flate2::bufread::GzDecoder::new(src), dst),
+    }
+}
+
+/// Exactly `expected` bytes inflated from `src`, refused before allocating when deflate's
+/// ratio bound says `src` cannot hold them.
+pub(crate) fn inflate_exact(
+    framing: Framing,
+    src: &[u8],
+    expected: usize,
+) -> Result<Vec<u8>, CodecError> {
+    let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
+    if expected > bound {
+        return Err(CodecError::new(format!(
+            "{} bytes of {} data cannot decode to the {expected} bytes declared",
+            src.len(),
+            framing.name()
+        )));
+    }
+    let mut out = array_core::zeroed_vec(expected)?;
+    inflate_into(framing, src, &mut out)?;
+    Ok(out)
+}
+
 /// `zlib`: one zlib stream (what Python's `zlib.compress` writes).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Zlib;
@@ -42,28 +100,10 @@ impl Codec for Zlib {
         "zlib"
     }
     fn decode_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
-        let inflated = DECOMPRESSOR.with_borrow_mut(|d| {
-            d.get_or_insert_with(Decompressor::new)
-                .zlib_decompress(src, dst)
-        });
-        match inflated {
-            Ok(n) if n == dst.len() => Ok(()),
-            // A refusal is rare: the streaming decoder reads the stream again to say exactly
-            // why (short, long, or its own diagnosis of the damage), as it did before.
-            _ => read_exact_then_end(decoder(src), dst),
-        }
+        inflate_into(Framing::Zlib, src, dst)
     }
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let bound = array_core::bounds::deflate_max_decoded_usize(src.len());
-        if expected > bound {
-            return Err(CodecError::new(format!(
-                "{} bytes of zlib data cannot decode to the {expected} bytes declared",
-                src.len()
-            )));
-        }
-        let mut out = array_core::zeroed_vec(expected)?;
-        self.decode_into(src, &mut out)?;
-        Ok(out)
+        inflate_exact(Framing::Zlib, src, expected)
     }
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
         let level = level_u32(opts.level, 6, MAX_LEVEL, "zlib")?;
@@ -110,9 +150,15 @@ mod tests {
 
     /// What the streaming decoder (flate2 on zlib-rs, the behaviour before libdeflate) makes of
     /// `src` when `expected` bytes are declared: the data, or the kind of error.
-    fn streaming(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecErrorKind> {
+    fn streaming(framing: Framing, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecErrorKind> {
         let mut out = Vec::new();
-        let read = decoder(src).take(expected as u64 + 1).read_to_end(&mut out);
+        let limit = expected as u64 + 1;
+        let read = match framing {
+            Framing::Zlib => decoder(src).take(limit).read_to_end(&mut out),
+            Framing::Gzip => flate2::bufread::GzDecoder::new(src)
+                .take(limit)
+                .read_to_end(&mut out),
+        };
         match read {
             Err(_) => Err(CodecErrorKind::Invalid),
             Ok(_) if out.len() > expected => Err(CodecErrorKind::Long),
@@ -121,8 +167,14 @@ mod tests {
         }
     }
 
-    fn one_shot(src: &[u8], expected: usize) -> Result<Vec<u8>, CodecErrorKind> {
-        Zlib.decode(src, expected).map_err(|e| e.kind)
+    fn one_shot(framing: Framing, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecErrorKind> {
+        inflate_exact(framing, src, expected).map_err(|e| e.kind)
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        std::io::Write::write_all(&mut enc, data).unwrap();
+        enc.finish().unwrap()
     }
 
     #[test]
@@ -135,16 +187,13 @@ mod tests {
                     ..EncodeOptions::default()
                 };
                 let z = Zlib.encode(&data, &opts).unwrap();
+                let what = format!("level {level}, {len} B");
                 assert_eq!(
-                    streaming(&z, len),
+                    streaming(Framing::Zlib, &z, len),
                     Ok(data.clone()),
-                    "level {level}, {len} B"
+                    "{what}"
                 );
-                assert_eq!(
-                    one_shot(&z, len),
-                    Ok(data.clone()),
-                    "level {level}, {len} B"
-                );
+                assert_eq!(one_shot(Framing::Zlib, &z, len), Ok(data.clone()), "{what}");
             }
         }
         let too_high = EncodeOptions {
@@ -154,36 +203,36 @@ mod tests {
         assert!(Zlib.encode(b"x", &too_high).is_err());
     }
 
-    /// The one-shot decoder agrees with the streaming one on every truncation, every byte
-    /// changed, trailing bytes and wrong declared sizes of a stream: the same data, or an error
-    /// of the same kind.
+    /// The one-shot decoder agrees with the streaming one, for both framings, on every
+    /// truncation, every byte changed, trailing bytes and wrong declared sizes of a stream: the
+    /// same data, or an error of the same kind.
     #[test]
     fn one_shot_decoding_agrees_with_streaming_on_damaged_streams() {
         let data = sample(3000);
-        let z = Zlib.encode(&data, &EncodeOptions::default()).unwrap();
-        let agree = |src: &[u8], expected: usize, what: &str| {
-            let (a, b) = (one_shot(src, expected), streaming(src, expected));
-            match (&a, &b) {
-                (Ok(x), Ok(y)) => assert_eq!(x, y, "{what}"),
-                (Err(x), Err(y)) if x == y => {}
-                _ => panic!("{what}: one-shot {a:?}, streaming {b:?}"),
+        let zlib = Zlib.encode(&data, &EncodeOptions::default()).unwrap();
+        for (framing, z) in [(Framing::Zlib, zlib), (Framing::Gzip, gzip(&data))] {
+            let agree = |src: &[u8], expected: usize, what: &str| {
+                let a = one_shot(framing, src, expected);
+                let b = streaming(framing, src, expected);
+                assert_eq!(a, b, "{framing:?}, {what}");
+            };
+            agree(&z, data.len(), "intact");
+            for cut in 0..z.len() {
+                agree(&z[..cut], data.len(), &format!("cut at {cut}"));
             }
-        };
-        for cut in 0..z.len() {
-            agree(&z[..cut], data.len(), &format!("cut at {cut}"));
-        }
-        for at in 0..z.len() {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut bad = z.clone();
-                bad[at] ^= flip;
-                agree(&bad, data.len(), &format!("byte {at} ^ {flip:#x}"));
+            for at in 0..z.len() {
+                for flip in [0x01, 0x80, 0xff] {
+                    let mut bad = z.clone();
+                    bad[at] ^= flip;
+                    agree(&bad, data.len(), &format!("byte {at} ^ {flip:#x}"));
+                }
             }
-        }
-        let mut trailing = z.clone();
-        trailing.extend_from_slice(b"trailing bytes");
-        agree(&trailing, data.len(), "trailing bytes");
-        for expected in [0, 1, data.len() - 1, data.len() + 1, 2 * data.len()] {
-            agree(&z, expected, &format!("{expected} bytes declared"));
+            let mut trailing = z.clone();
+            trailing.extend_from_slice(b"trailing bytes");
+            agree(&trailing, data.len(), "trailing bytes");
+            for expected in [0, 1, data.len() - 1, data.len() + 1, 2 * data.len()] {
+                agree(&z, expected, &format!("{expected} bytes declared"));
+            }
         }
     }
 

@@ -411,18 +411,19 @@ fn check_inflated_size(compressed: &[u8], needed: u64, loc: &Loc<'_>) -> Result<
 /// (a limit: frombuffer's count × dtype declared the size).
 fn inflate_exact(compressed: &[u8], out: &mut [u8], loc: &Loc<'_>) -> Result<()> {
     let needed = out.len() as u64;
-    let decoder = array_codecs::zlib::decoder(compressed);
-    array_codecs::io::read_exact_then_end(decoder, out).map_err(|e| match e.kind {
-        CodecErrorKind::Long => Error::Limit {
-            location: loc.to_string(),
-            what: "decompressed size (declared by frombuffer's count × dtype)",
-            value: needed.saturating_add(1),
-            limit: needed,
-        },
-        _ => zlib_error(
-            loc,
-            format!("{e} (frombuffer expects {needed} decompressed bytes)"),
-        ),
+    array_codecs::Codec::decode_into(&array_codecs::Zlib, compressed, out).map_err(|e| {
+        match e.kind {
+            CodecErrorKind::Long => Error::Limit {
+                location: loc.to_string(),
+                what: "decompressed size (declared by frombuffer's count × dtype)",
+                value: needed.saturating_add(1),
+                limit: needed,
+            },
+            _ => zlib_error(
+                loc,
+                format!("{e} (frombuffer expects {needed} decompressed bytes)"),
+            ),
+        }
     })
 }
 
