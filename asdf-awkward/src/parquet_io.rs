@@ -7,12 +7,14 @@
 use std::fs::File;
 use std::path::Path;
 
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, RecordBatch};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
@@ -28,7 +30,8 @@ fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Writes `layout` as a Parquet file (zstd, one row group per 1 Mi rows), atomically.
+/// Writes `layout` as a Parquet file (zstd, one row group per 1 Mi rows), atomically, its
+/// column chunks encoded in parallel.
 ///
 /// ```
 /// use asdf_awkward::{parquet_io::{read_parquet, write_parquet}, Layout};
@@ -52,11 +55,9 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
         .build();
     let mut failure = None;
     crate::store::write_atomic(path, true, |file| {
-        let run = || -> std::result::Result<(), parquet::errors::ParquetError> {
-            let mut w = ArrowWriter::try_new(file.try_clone()?, batch.schema(), Some(props))?;
-            w.write(&batch)?;
-            w.close()?;
-            Ok(())
+        let run = || -> std::result::Result<(), ParquetError> {
+            let w = ArrowWriter::try_new(file.try_clone()?, batch.schema(), Some(props))?;
+            write_row_groups(w, &batch)
         };
         run().map_err(|e| {
             failure = Some(pq_err(path, &e));
@@ -64,6 +65,65 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
         })
     })
     .map_err(|e| failure.take().unwrap_or(e))
+}
+
+/// Rows per row group, as `ArrowWriter` and pyarrow cut them (1 Mi).
+const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// Writes `batch` through `writer`'s file as row groups of [`ROW_GROUP_ROWS`] rows. Each column
+/// chunk (one leaf column of one row group) is encoded and compressed by a task of its own on
+/// the current rayon pool, so a one-column file of many row groups and a one-row-group file of
+/// many columns both use every core; the chunks are then appended in order. At most twice as
+/// many row groups as threads are held encoded in memory at once.
+fn write_row_groups(
+    writer: ArrowWriter<File>,
+    batch: &RecordBatch,
+) -> std::result::Result<(), ParquetError> {
+    let (mut file, factory) = writer.into_serialized_writer()?;
+    let groups = batch.num_rows().div_ceil(ROW_GROUP_ROWS);
+    let window = 2 * rayon::current_num_threads().max(1);
+    for first in (0..groups).step_by(window) {
+        let encoded = (first..groups.min(first + window))
+            .into_par_iter()
+            .map(|g| encode_row_group(&factory, batch, g))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        for chunks in encoded {
+            let mut group = file.next_row_group()?;
+            for chunk in chunks {
+                chunk.append_to_row_group(&mut group)?;
+            }
+            group.close()?;
+        }
+    }
+    file.close()?;
+    Ok(())
+}
+
+/// The column chunks of row group `g` of `batch`, each leaf column encoded in parallel.
+fn encode_row_group(
+    factory: &ArrowRowGroupWriterFactory,
+    batch: &RecordBatch,
+    g: usize,
+) -> std::result::Result<Vec<ArrowColumnChunk>, ParquetError> {
+    let start = g * ROW_GROUP_ROWS;
+    let rows = batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start));
+    let mut leaves = Vec::new();
+    for (field, column) in rows.schema().fields().iter().zip(rows.columns()) {
+        leaves.extend(compute_leaves(field, column)?);
+    }
+    let writers = factory.create_column_writers(g)?;
+    if writers.len() != leaves.len() {
+        let msg = format!("{} leaf columns, {} writers", leaves.len(), writers.len());
+        return Err(ParquetError::General(msg));
+    }
+    writers
+        .into_par_iter()
+        .zip(leaves)
+        .map(|(mut w, leaf)| {
+            w.write(&leaf)?;
+            w.close()
+        })
+        .collect()
 }
 
 /// Reads a Parquet file into one layout (all row groups joined).

@@ -190,6 +190,54 @@ fn row_groups_read_in_order() {
     }
 }
 
+/// A layout of several row groups is written with its column chunks encoded in parallel and
+/// appended in order: on one thread (two windows of row groups) and on the pool, the file has
+/// the row groups pyarrow would cut and reads back equal, as does an empty layout.
+#[test]
+fn row_groups_write_in_order_from_parallel_encoders() {
+    use asdf_awkward::parquet_io::summarize_parquet;
+    use asdf_awkward::{Buffer, JaggedArray, Layout, ListIndex, NumpyArray};
+    use std::sync::Arc;
+    let tmp = asdf_testkit::TempDir::new("awk-parquet-write-groups");
+    let lists: i64 = (5 << 20) / 2; // 2.5 Mi rows: row groups of 1 Mi, 1 Mi and 0.5 Mi
+    let counts: Vec<i64> = (0..lists).map(|i| i % 3).collect();
+    let total: i64 = counts.iter().sum();
+    let jagged = |counts: &[i64], total: i64| {
+        Layout::Jagged(JaggedArray {
+            index: ListIndex::from_counts(counts).unwrap(),
+            content: Arc::new(Layout::Numpy(NumpyArray::from_vec(Buffer::F64(
+                (0..total).map(|i| i as f64 * 0.25).collect(),
+            )))),
+        })
+    };
+    let layout = jagged(&counts, total);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for (name, pool) in [("one_thread", Some(&one)), ("pool", None)] {
+        let p = tmp.join(&format!("{name}.parquet"));
+        match pool {
+            Some(pool) => pool.install(|| write_parquet(&layout, &p)).unwrap(),
+            None => write_parquet(&layout, &p).unwrap(),
+        }
+        let s = summarize_parquet(&p).unwrap();
+        assert_eq!((s.rows, s.row_groups), (lists as u64, 3), "{name}");
+        assert!(
+            read_parquet(&p).unwrap() == layout,
+            "{name}: the data changed"
+        );
+    }
+    let empty = jagged(&[], 0);
+    let p = tmp.join("empty.parquet");
+    write_parquet(&empty, &p).unwrap();
+    assert_eq!(summarize_parquet(&p).unwrap().rows, 0);
+    assert_eq!(
+        read_parquet(&p).unwrap().to_json().unwrap(),
+        Json::Array(vec![])
+    );
+}
+
 /// awkward's metadata in a file is checked against the data it describes: text that is not
 /// JSON, values of the wrong kind, children that do not match the Arrow type and JSON nested
 /// past the parser's limit are errors naming the metadata, never a panic or a wrong array.
