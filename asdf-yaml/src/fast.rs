@@ -6,9 +6,10 @@
 //! (compact `- a: 1` and indentless `key:\n- x` forms), flow collections over several lines,
 //! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
 //! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
-//! PyYAML writes `|2-` for text that starts with a space), tags through `%TAG` handles, anchors,
-//! aliases and comments. At anything else — block scalars with unusual indentation, explicit
-//! keys, tabs, carriage returns (the builder hands CR LF text over with LF breaks), a second
+//! PyYAML writes `|2-` for text that starts with a space), explicit `? key` / `: value` entries
+//! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
+//! `%TAG` handles, anchors, aliases and comments. At anything else — block scalars with unusual
+//! indentation, tabs, carriage returns (the builder hands CR LF text over with LF breaks), a second
 //! document, verbatim or percent-escaped tags, and every error — it stops with a [`Bail`], and
 //! the caller parses the whole text with the reference parser, which therefore decides every
 //! error message and every rare construct. The differential tests hold the two parsers to the
@@ -75,6 +76,8 @@ enum Ctx {
     MapValue,
     /// After `- ` — a block mapping or sequence may start on the same line.
     SeqItem,
+    /// After an explicit key's `?` or its value's `:` — both of the above.
+    Explicit,
     /// After `---`.
     Root,
 }
@@ -419,7 +422,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             let next = self.next_line()?;
             return match next {
                 Some(ind) if ind as isize > parent => self.block_node(parent, props),
-                Some(ind) if ind as isize == parent && ctx == Ctx::MapValue && self.dash_here() => {
+                Some(ind)
+                    if ind as isize == parent
+                        && matches!(ctx, Ctx::MapValue | Ctx::Explicit)
+                        && self.dash_here() =>
+                {
                     self.block_seq(ind, props)
                 }
                 _ => {
@@ -429,7 +436,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             };
         }
         // Properties on the line of a compact collection's first key belong to the key.
-        let compact = ctx == Ctx::SeqItem && props.is_empty();
+        let compact = matches!(ctx, Ctx::SeqItem | Ctx::Explicit) && props.is_empty();
         self.node_here(parent, props, compact)
     }
 
@@ -492,6 +499,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.line_end()
             }
             Some(b'|' | b'>') => self.block_scalar(parent, props),
+            Some(b'?') if self.blank_at(self.pos + 1) => {
+                if !compact {
+                    return self.bail("an explicit key where a value belongs");
+                }
+                self.explicit_map(col, props)
+            }
             Some(c) if self.plain_start(c, false) => self.plain_node(parent, props, compact, col),
             _ => self.bail("a construct the fast parser leaves to the reference parser"),
         }
@@ -532,14 +545,34 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.enter()?;
         self.emit_start(true, &props, at)?;
         self.scalar(key.0, key.1, Props::default(), at)?;
+        let next = self.value(col as isize, Ctx::MapValue)?;
+        self.map_entries(col, next)
+    }
+
+    /// A block mapping at column `col` whose first entry is an explicit one (the position is
+    /// at its `?`).
+    fn explicit_map(&mut self, col: usize, props: Props) -> R<Next> {
+        self.enter()?;
+        self.emit_start(true, &props, self.pos)?;
+        let next = self.explicit_entry(col)?;
+        self.map_entries(col, next)
+    }
+
+    /// The entries of a block mapping at column `col` after its first, through its end; `next`
+    /// is the line after the first entry.
+    fn map_entries(&mut self, col: usize, mut next: Next) -> R<Next> {
         loop {
-            let next = self.value(col as isize, Ctx::MapValue)?;
             match next {
                 Some(ind) if ind == col => {
                     if self.dash_here() {
                         return self.bail("a sequence entry inside a mapping");
                     }
-                    self.block_key()?;
+                    next = if self.peek() == Some(b'?') && self.blank_at(self.pos + 1) {
+                        self.explicit_entry(col)?
+                    } else {
+                        self.block_key()?;
+                        self.value(col as isize, Ctx::MapValue)?
+                    };
                 }
                 Some(ind) if ind > col => return self.bail("a line indented past its mapping"),
                 _ => {
@@ -550,6 +583,20 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 }
             }
         }
+    }
+
+    /// An explicit entry of a block mapping at column `col` (`? key`, then `: value` on a line
+    /// of its own at the same column, or no value: null), the position at its `?`. PyYAML
+    /// writes one for a key longer than 128 characters or over several lines.
+    fn explicit_entry(&mut self, col: usize) -> R<Next> {
+        self.pos += 1;
+        let next = self.value(col as isize, Ctx::Explicit)?;
+        if next == Some(col) && self.peek() == Some(b':') && self.blank_at(self.pos + 1) {
+            self.pos += 1;
+            return self.value(col as isize, Ctx::Explicit);
+        }
+        self.empty_scalar(Props::default(), self.pos)?;
+        Ok(next)
     }
 
     /// A key of a block mapping (plain or quoted, on one line), through its `:`.
@@ -1346,10 +1393,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.emit_end(at)
     }
 
-    /// A flow mapping key (a plain or quoted scalar) through its `: ` and the blanks after it;
-    /// a value must follow.
+    /// A flow mapping key (a plain or quoted scalar, or an explicit `? key`) through its `: `
+    /// and the blanks after it; a value must follow.
     fn flow_key(&mut self, parent: isize) -> R {
         let at = self.pos;
+        if self.peek() == Some(b'?') && self.blank_at(self.pos + 1) {
+            return self.explicit_flow_key(parent);
+        }
         let (text, style) = match self.peek() {
             Some(b'\'' | b'"') => self.quoted(parent)?,
             Some(c) if self.plain_start(c, true) => {
@@ -1365,6 +1415,25 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
         self.pos += 1;
         self.scalar(text, style, Props::default(), at)?;
+        self.flow_value_follows(parent)
+    }
+
+    /// An explicit flow mapping key (`? key`, the key any flow node, then `:` after blanks or
+    /// line breaks), the position at its `?`. PyYAML writes one for a long key inside `{}`.
+    fn explicit_flow_key(&mut self, parent: isize) -> R {
+        self.pos += 1;
+        self.flow_ws(parent)?;
+        self.flow_node(parent, Props::default())?;
+        self.flow_ws(parent)?;
+        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
+            return self.bail("an explicit flow mapping key without `: `");
+        }
+        self.pos += 1;
+        self.flow_value_follows(parent)
+    }
+
+    /// Moves past the blanks after a flow key's `:`; a value must follow.
+    fn flow_value_follows(&mut self, parent: isize) -> R {
         self.flow_ws(parent)?;
         if matches!(self.peek(), Some(b',' | b'}')) {
             return self.bail("a flow mapping entry without a value");
