@@ -28,9 +28,15 @@ fuzz_target!(|data: &[u8]| {
         (Err(a), Err(r)) => a == r,
         _ => false,
     };
-    assert!(same(&auto), "Auto differs from Reference on {text:?}: {auto:?} vs {reference:?}");
+    assert!(
+        same(&auto),
+        "Auto differs from Reference on {text:?}: {auto:?} vs {reference:?}"
+    );
     let fast = parse(text, Engine::Fast);
     if fast.is_ok() {
-        assert!(same(&fast), "Fast differs from Reference on {text:?}: {fast:?} vs {reference:?}");
+        assert!(
+            same(&fast),
+            "Fast differs from Reference on {text:?}: {fast:?} vs {reference:?}"
+        );
     }
 });

@@ -14,10 +14,13 @@ pub fn codec(codec: &str, data: &[f64]) -> Result<(f64, f64)> {
     let lib = |e: std::io::Error| BenchError::peer("codec library", e);
     let (c, packed) = best(|| match codec {
         "zlib" => {
-            let lvl = libdeflater::CompressionLvl::new(6).map_err(|e| BenchError::peer("libdeflate", format!("{e:?}")))?;
+            let lvl = libdeflater::CompressionLvl::new(6)
+                .map_err(|e| BenchError::peer("libdeflate", format!("{e:?}")))?;
             let mut c = libdeflater::Compressor::new(lvl);
             let mut out = vec![0u8; c.zlib_compress_bound(n)];
-            let k = c.zlib_compress(&bytes, &mut out).map_err(|e| BenchError::peer("libdeflate", e))?;
+            let k = c
+                .zlib_compress(&bytes, &mut out)
+                .map_err(|e| BenchError::peer("libdeflate", e))?;
             out.truncate(k);
             Ok(out)
         }
