@@ -272,6 +272,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.peek() == Some(b'-') && self.blank_at(self.pos + 1)
     }
 
+    /// Whether an explicit key's `?` indicator (then a blank) is at the position.
+    fn explicit_key_here(&self) -> bool {
+        self.peek() == Some(b'?') && self.blank_at(self.pos + 1)
+    }
+
     /// From the end of a line's content, moves to the first character of the next line that
     /// holds content (skipping blank and comment lines) and returns its indentation.
     fn next_line(&mut self) -> R<Next> {
@@ -499,7 +504,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.line_end()
             }
             Some(b'|' | b'>') => self.block_scalar(parent, props),
-            Some(b'?') if self.blank_at(self.pos + 1) => {
+            Some(b'?') if self.explicit_key_here() => {
                 if !compact {
                     return self.bail("an explicit key where a value belongs");
                 }
@@ -567,7 +572,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     if self.dash_here() {
                         return self.bail("a sequence entry inside a mapping");
                     }
-                    next = if self.peek() == Some(b'?') && self.blank_at(self.pos + 1) {
+                    next = if self.explicit_key_here() {
                         self.explicit_entry(col)?
                     } else {
                         self.block_key()?;
@@ -1397,7 +1402,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// and the blanks after it; a value must follow.
     fn flow_key(&mut self, parent: isize) -> R {
         let at = self.pos;
-        if self.peek() == Some(b'?') && self.blank_at(self.pos + 1) {
+        if self.explicit_key_here() {
             return self.explicit_flow_key(parent);
         }
         let (text, style) = match self.peek() {
