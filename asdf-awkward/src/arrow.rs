@@ -524,17 +524,24 @@ pub fn from_record_batch(batch: &RecordBatch) -> Result<Layout> {
 pub fn from_record_batches(schema: &Schema, batches: &[RecordBatch]) -> Result<Layout> {
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
     let columns = (0..schema.fields().len())
-        .map(|c| batches.iter().map(|b| b.column(c).as_ref()).collect())
+        .map(|c| Column::Pieces(batches.iter().map(|b| b.column(c).as_ref()).collect()))
         .collect();
     from_column_pieces(schema, columns, rows)
 }
 
-/// A table from the pieces of each of its columns (`columns[c]`: column `c`'s arrays in order;
-/// none: an empty column), `rows` long: the columns are converted in parallel with
-/// [`from_arrow_parts`], then laid out as [`from_record_batch`] does.
+/// One column of a table on its way to a layout: its Arrow arrays in order (none: an empty
+/// column), or the layout a reader already built for it (without awkward's metadata applied).
+pub(crate) enum Column<'a> {
+    Pieces(Vec<&'a dyn Array>),
+    Plain(Layout),
+}
+
+/// A table from each of its columns, `rows` long: the columns given as pieces are converted
+/// in parallel with [`from_arrow_parts`], then every column gets what awkward's metadata says
+/// of it and the table is laid out as [`from_record_batch`] does.
 pub(crate) fn from_column_pieces(
     schema: &Schema,
-    columns: Vec<Vec<&dyn Array>>,
+    columns: Vec<Column<'_>>,
     rows: usize,
 ) -> Result<Layout> {
     use rayon::prelude::*;
@@ -543,11 +550,14 @@ pub(crate) fn from_column_pieces(
         .into_par_iter()
         .zip(&table.columns)
         .enumerate()
-        .map(|(c, (parts, m))| {
+        .map(|(c, (column, m))| {
             let field = schema.field(c);
-            let plain = match parts.is_empty() {
-                true => from_arrow(arrow_array::new_empty_array(field.data_type()).as_ref()),
-                false => from_arrow_parts(&parts),
+            let plain = match column {
+                Column::Pieces(p) if p.is_empty() => {
+                    from_arrow(arrow_array::new_empty_array(field.data_type()).as_ref())
+                }
+                Column::Pieces(parts) => from_arrow_parts(&parts),
+                Column::Plain(l) => l.validate().map(|()| l),
             }?;
             meta::annotate(plain, m, &format!("column {:?}", field.name()), 0)
         })
@@ -612,8 +622,17 @@ pub fn from_arrow_parts(parts: &[&dyn Array]) -> Result<Layout> {
     Ok(l)
 }
 
-fn leaf(data: Buffer) -> Layout {
+/// A layout of numbers (or bytes, or booleans): what an Arrow array of a primitive type is.
+pub(crate) fn leaf(data: Buffer) -> Layout {
     Layout::Numpy(NumpyArray::from_vec(data))
+}
+
+/// A jagged array of `content` at `offsets`: what an Arrow list array is.
+pub(crate) fn jagged(offsets: Vec<i64>, content: Layout) -> Layout {
+    Layout::Jagged(JaggedArray {
+        index: ListIndex::Offsets(offsets),
+        content: Arc::new(content),
+    })
 }
 
 /// The values of every piece, concatenated: one copy, the pieces copied in parallel.
@@ -836,10 +855,7 @@ fn lists<O: arrow_array::OffsetSizeTrait>(parts: &[&dyn Array], d: usize) -> Res
         .map(|(l, &(start, len))| l.values().slice(start, len))
         .collect();
     let values: Vec<&dyn Array> = values.iter().map(|v| v.as_ref()).collect();
-    Ok(Layout::Jagged(JaggedArray {
-        index: ListIndex::Offsets(offsets),
-        content: Arc::new(back(&values, d)?),
-    }))
+    Ok(jagged(offsets, back(&values, d)?))
 }
 
 /// String or binary pieces as one string array (`text`: UTF-8).

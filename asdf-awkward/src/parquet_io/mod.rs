@@ -4,6 +4,10 @@
 //! A record array's fields are the file's columns; any other array is one column named `""`,
 //! as `ak.to_parquet` does.
 
+mod direct;
+#[cfg(test)]
+mod tests;
+
 use std::fs::File;
 use std::path::Path;
 
@@ -19,7 +23,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
-use crate::arrow::{from_column_pieces, to_record_batch};
+use crate::arrow::{from_column_pieces, to_record_batch, Column};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
@@ -130,8 +134,10 @@ fn encode_row_group(
 ///
 /// Every column chunk (one column of one row group) is decoded by a task of its own on the
 /// current rayon pool, so a file of one row group still uses every core when it has several
-/// columns. Each column is then converted from its pieces with
-/// [`from_arrow_parts`](crate::arrow::from_arrow_parts), copying every value once.
+/// columns. Columns of numbers and lists of numbers are decoded from their levels here
+/// ([`direct`]): those without nulls straight into the layout's buffers, when the footer says
+/// where each row group goes. The others are decoded by arrow-rs and converted from their
+/// pieces with [`from_arrow_parts`](crate::arrow::from_arrow_parts), copying every value once.
 pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
     let path = path.as_ref();
     let meta = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())
@@ -149,20 +155,54 @@ pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
         let msg = format!("{roots} top-level Parquet columns but {columns} Arrow columns");
         return Err(pq_err(path, msg));
     }
-    // Chunks in column-major order: column c's pieces are `chunks[c * groups..][..groups]`.
-    let chunks = (0..columns * groups)
+    let read = (0..columns)
         .into_par_iter()
-        .map(|k| column_chunk(path, &meta, k / groups.max(1), k % groups.max(1)))
+        .map(|c| read_column(path, &meta, c, groups))
         .collect::<Result<Vec<_>>>()?;
-    let pieces = (0..columns)
-        .map(|c| {
-            let chunks = chunks[c * groups..(c + 1) * groups].iter().flatten();
-            chunks.map(|a| a.as_ref()).collect()
+    // The arrays stay here while the columns borrow them.
+    let (wholes, arrays): (Vec<_>, Vec<_>) = read
+        .into_iter()
+        .map(|column| match column {
+            Read::Whole(layout) => (Some(layout), Vec::new()),
+            Read::Pieces(p) => (None, p.into_iter().flatten().collect::<Vec<_>>()),
+        })
+        .unzip();
+    let pieces = wholes
+        .into_iter()
+        .zip(&arrays)
+        .map(|(whole, arrays)| match whole {
+            Some(layout) => Column::Plain(layout),
+            None => Column::Pieces(arrays.iter().map(|a| a.as_ref()).collect()),
         })
         .collect();
     let rows = meta.metadata().file_metadata().num_rows();
     let rows = usize::try_from(rows).map_err(|_| pq_err(path, format!("{rows} rows")))?;
     from_column_pieces(&schema, pieces, rows)
+}
+
+/// One column as read: whole, or one piece per batch of each row group.
+enum Read {
+    Whole(Layout),
+    Pieces(Vec<Vec<ArrayRef>>),
+}
+
+/// Column `c` of the `groups` row groups, its row groups decoded in parallel: whole when
+/// [`direct::read_whole`] can, else by row groups ([`direct::read`], or arrow-rs).
+fn read_column(path: &Path, meta: &ArrowReaderMetadata, c: usize, groups: usize) -> Result<Read> {
+    let plan = direct::plan(meta, c);
+    if let Some(plan) = &plan {
+        if let Some(whole) = direct::read_whole(path, meta, plan).map_err(|e| pq_err(path, e))? {
+            return Ok(Read::Whole(whole));
+        }
+    }
+    let pieces = (0..groups)
+        .into_par_iter()
+        .map(|g| match &plan {
+            Some(plan) => direct::read(open(path)?, meta, plan, g).map_err(|e| pq_err(path, e)),
+            None => column_chunk(path, meta, c, g),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Read::Pieces(pieces))
 }
 
 /// What a Parquet file's footer says about it, read without decoding any data.
