@@ -642,6 +642,7 @@ fn values<T: arrow_array::types::ArrowPrimitiveType>(
     let arrays = downcast_all::<PrimitiveArray<T>>(parts)?;
     let slices: Vec<&[T::Native]> = arrays.iter().map(|p| p.values().as_ref()).collect();
     let mut out = vec![T::Native::default(); slices.iter().map(|s| s.len()).sum()];
+    array_core::advise_huge_pages(&out);
     fill_in_parallel(
         &mut out,
         &slices,
@@ -831,6 +832,7 @@ fn joined_offsets<O: arrow_array::OffsetSizeTrait>(
         ranges.push((start, end - start));
     }
     let mut out = vec![0i64; jobs.iter().map(|j| j.0.len()).sum::<usize>() + 1];
+    array_core::advise_huge_pages(&out);
     fill_in_parallel(
         &mut out[1..],
         &jobs,

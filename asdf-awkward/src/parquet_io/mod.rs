@@ -5,6 +5,7 @@
 //! as `ak.to_parquet` does.
 
 mod direct;
+mod pages;
 #[cfg(test)]
 mod tests;
 
@@ -140,6 +141,28 @@ fn encode_row_group(
 /// pieces with [`from_arrow_parts`](crate::arrow::from_arrow_parts), copying every value once.
 pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {
     let path = path.as_ref();
+    contained(path, || read(path))
+}
+
+/// Runs `f`, a read through the parquet crate, with a panic of that crate turned into an error
+/// naming the file. parquet 59 unwraps parts of page headers that a damaged file may lack (a
+/// data page without its data page header: `tests::damaged_files_are_errors_not_panics` finds
+/// it); nothing of the read survives a panic, so no broken state is seen.
+fn contained<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+            (Some(s), _) => s.to_string(),
+            (_, Some(s)) => s.clone(),
+            _ => String::new(),
+        };
+        Err(pq_err(
+            path,
+            format!("damaged data stopped the reader ({what})"),
+        ))
+    })
+}
+
+fn read(path: &Path) -> Result<Layout> {
     let meta = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())
         .map_err(|e| pq_err(path, e))?;
     let schema = meta.schema().clone();
@@ -240,6 +263,10 @@ pub struct ParquetSummary {
 /// ```
 pub fn summarize_parquet(path: impl AsRef<Path>) -> Result<ParquetSummary> {
     let path = path.as_ref();
+    contained(path, || summarize(path))
+}
+
+fn summarize(path: &Path) -> Result<ParquetSummary> {
     let meta = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())
         .map_err(|e| pq_err(path, e))?;
     let md = meta.metadata();

@@ -140,11 +140,23 @@ fn numbers_and_lists_read_as_arrow_rs_reads_them() {
         let stats = name != "no statistics";
         let want = [true, false, true, false, true, stats, false, stats, false];
         assert_eq!(whole, want, "{name}");
-        same(
-            name,
-            &read_parquet(&path).unwrap(),
-            &through_arrow_rs(&path),
-        );
+        // The whole columns' chunks are placed from their pages, none left to the column reader.
+        let tally = || {
+            let tally = direct::PLACED.lock().unwrap();
+            let mine = tally.iter().filter(|(p, _)| *p == path);
+            mine.fold(
+                [0, 0],
+                |[y, n], (_, placed)| if *placed { [y + 1, n] } else { [y, n + 1] },
+            )
+        };
+        let before = tally();
+        let ours = read_parquet(&path).unwrap();
+        let after = tally();
+        let groups = meta.metadata().num_row_groups();
+        let wholes = want.iter().filter(|w| **w).count();
+        assert_eq!(after[0] - before[0], groups * wholes, "{name}");
+        assert_eq!(after[1], before[1], "{name}");
+        same(name, &ours, &through_arrow_rs(&path));
     }
 }
 
@@ -247,4 +259,50 @@ fn values_spread_to_their_slots() {
     let mut values = vec![3.5f64, 4.5];
     numbers.spread(&mut values, 0, &def);
     assert_eq!(values, [0.0, 3.5, 4.5, 0.0]);
+}
+
+/// A file with every byte flipped in turn, and cut at every length, reads or fails with an
+/// error naming it, whichever reader (pages, column reader, arrow-rs) meets the damage: no
+/// panic leaves `read_parquet`.
+#[test]
+fn damaged_files_are_errors_not_panics() {
+    let tmp = asdf_testkit::TempDir::new("awk-parquet-damage");
+    let full = batch();
+    let columns = ["f", "jag", "jag_nulls"].map(|c| full.schema().index_of(c).unwrap());
+    let batch = full.project(&columns).unwrap().slice(0, 60);
+    let props = WriterProperties::builder()
+        .set_data_page_row_count_limit(16)
+        .set_write_batch_size(8)
+        .set_max_row_group_row_count(Some(40))
+        .build();
+    let good = tmp.join("good.parquet");
+    write(&good, &batch, props);
+    let bytes = std::fs::read(&good).unwrap();
+    let bad = tmp.join("bad.parquet");
+    // The parquet crate's contained panics are not reported (the rest are, as before).
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |p| {
+        if !p.location().is_some_and(|l| l.file().contains("parquet-")) {
+            report(p)
+        }
+    }));
+    let mut outcomes = [0usize; 2];
+    for at in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[at] ^= 0xff;
+        std::fs::write(&bad, &b).unwrap();
+        match read_parquet(&bad) {
+            Ok(_) => outcomes[1] += 1,
+            Err(e) => {
+                assert!(e.to_string().contains("bad.parquet"), "byte {at}: {e}");
+                outcomes[0] += 1;
+            }
+        }
+    }
+    for len in 0..bytes.len() {
+        std::fs::write(&bad, &bytes[..len]).unwrap();
+        assert!(read_parquet(&bad).is_err(), "cut at {len}");
+    }
+    // Flips in values still read; those in headers, levels and the footer fail.
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
