@@ -877,11 +877,17 @@ fn bytes<T: arrow_array::types::ByteArrayType>(parts: &[&dyn Array], text: bool)
         |p| p.len(),
         |dst, src| dst.copy_from_slice(src),
     );
-    Ok(Layout::String(StringArray {
+    Ok(string(offsets, content, text))
+}
+
+/// Strings (`text`: UTF-8) or byte strings at `offsets` in `content`: what an Arrow string or
+/// binary array is.
+pub(crate) fn string(offsets: Vec<i64>, content: Vec<u8>, text: bool) -> Layout {
+    Layout::String(StringArray {
         index: ListIndex::Offsets(offsets),
         content,
         encoding: text.then(|| "utf-8".to_string()),
-    }))
+    })
 }
 
 /// An Arrow null array of `len` entries: an empty layout, or all entries missing.

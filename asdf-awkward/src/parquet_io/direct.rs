@@ -29,8 +29,8 @@ use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::schema::types::Type;
 use rayon::prelude::*;
 
-use super::pages::{place_pages, Place, Plain};
-use crate::arrow::{jagged, leaf};
+use super::pages::{byte_pages, place_pages, Place, Plain};
+use crate::arrow::{jagged, leaf, string};
 use crate::layout::Layout;
 use crate::numpy::Buffer;
 
@@ -44,7 +44,7 @@ pub(super) struct Plan {
     name: String,
     /// The column's one Parquet leaf.
     leaf: usize,
-    number: Number,
+    value: Value,
     /// Whether a row (a number, or a list) may be null.
     nullable: bool,
     /// For a list column: `LargeList` rather than `List`, and the items' field.
@@ -55,53 +55,56 @@ pub(super) struct Plan {
 impl Plan {
     /// A plan for a column of `f64` numbers, or lists of them (`list`: large, and the items).
     pub(super) fn for_test(nullable: bool, list: Option<(bool, FieldRef)>) -> Plan {
-        let (name, leaf, number) = (String::new(), 0, Number::F64);
+        let (name, leaf, value) = (String::new(), 0, Value::F64);
         Plan {
             name,
             leaf,
-            number,
+            value,
             nullable,
             list,
         }
     }
 }
 
-/// The number types read here: those whose Parquet physical type is the Arrow type itself.
+/// The value types read here: numbers whose Parquet physical type is the Arrow type itself,
+/// and strings or byte strings (`BYTE_ARRAY`; UTF-8 checked as arrow-rs checks it).
 #[derive(Clone, Copy, Debug)]
-enum Number {
+enum Value {
     F64,
     F32,
     I64,
     I32,
+    Bytes { text: bool },
 }
 
-impl Number {
-    /// The number `arrow` is when the Parquet leaf `leaf` stores it without conversion.
-    fn of(arrow: &DataType, leaf: &Type) -> Option<Number> {
+impl Value {
+    /// The value `arrow` is when the Parquet leaf `leaf` stores it without conversion.
+    fn of(arrow: &DataType, leaf: &Type) -> Option<Value> {
         if !leaf.is_primitive() {
             return None;
         }
         let info = leaf.get_basic_info();
-        let int = |bits| match info.logical_type_ref() {
-            None => true,
+        let (logical, converted) = (info.logical_type_ref(), info.converted_type());
+        let int = |bits, c| match logical {
+            None => matches!(converted, ConvertedType::NONE) || converted == c,
             Some(l) => *l == LogicalType::integer(bits, true),
         };
-        let plain = matches!(
-            info.converted_type(),
-            ConvertedType::NONE | ConvertedType::INT_32 | ConvertedType::INT_64
-        );
-        let number = match (arrow, leaf.get_physical_type()) {
-            (DataType::Float64, Physical::DOUBLE) if info.logical_type_ref().is_none() => {
-                Number::F64
+        let plain = logical.is_none() && converted == ConvertedType::NONE;
+        let text = matches!(logical, Some(LogicalType::String))
+            || logical.is_none() && converted == ConvertedType::UTF8;
+        Some(match (arrow, leaf.get_physical_type()) {
+            (DataType::Float64, Physical::DOUBLE) if plain => Value::F64,
+            (DataType::Float32, Physical::FLOAT) if plain => Value::F32,
+            (DataType::Int64, Physical::INT64) if int(64, ConvertedType::INT_64) => Value::I64,
+            (DataType::Int32, Physical::INT32) if int(32, ConvertedType::INT_32) => Value::I32,
+            (DataType::Utf8 | DataType::LargeUtf8, Physical::BYTE_ARRAY) if text => {
+                Value::Bytes { text }
             }
-            (DataType::Float32, Physical::FLOAT) if info.logical_type_ref().is_none() => {
-                Number::F32
+            (DataType::Binary | DataType::LargeBinary, Physical::BYTE_ARRAY) if plain => {
+                Value::Bytes { text }
             }
-            (DataType::Int64, Physical::INT64) if int(64) => Number::I64,
-            (DataType::Int32, Physical::INT32) if int(32) => Number::I32,
             _ => return None,
-        };
-        plain.then_some(number)
+        })
     }
 }
 
@@ -131,7 +134,7 @@ pub(super) fn plan(meta: &ArrowReaderMetadata, c: usize) -> Option<Plan> {
         return None;
     }
     let column = descr.column(leaf);
-    let (number, list) = match field.data_type() {
+    let (value, list) = match field.data_type() {
         DataType::List(item) | DataType::LargeList(item) => {
             let [middle] = root.is_group().then(|| root.get_fields())? else {
                 return None;
@@ -148,42 +151,54 @@ pub(super) fn plan(meta: &ArrowReaderMetadata, c: usize) -> Option<Plan> {
             }
             let large = matches!(field.data_type(), DataType::LargeList(_));
             (
-                Number::of(item.data_type(), element)?,
+                Value::of(item.data_type(), element)?,
                 Some((large, item.clone())),
             )
         }
         other => {
             let flat = column.max_rep_level() == 0 && column.max_def_level() == i16::from(nullable);
-            (Number::of(other, root).filter(|_| flat)?, None)
+            (Value::of(other, root).filter(|_| flat)?, None)
         }
     };
+    // Strings only in a column of them without nulls.
+    if matches!(value, Value::Bytes { .. }) && (nullable || list.is_some()) {
+        return None;
+    }
     Some(Plan {
         name: field.name().clone(),
         leaf,
-        number,
+        value,
         nullable,
         list,
     })
 }
 
-/// Row group `g` of the column `plan` describes, read through `file` (a handle of its own), as
-/// one array; none for a row group of no rows, as arrow-rs gives none.
+/// Row group `g` of the column `plan` describes, read from the file at `path`, as
+/// one array; none for a row group of no rows, as arrow-rs gives none. `None` for strings,
+/// which are read whole ([`read_whole`]) or by arrow-rs.
 pub(super) fn read(
-    file: File,
+    path: &Path,
     meta: &ArrowReaderMetadata,
     plan: &Plan,
     g: usize,
-) -> Result<Vec<ArrayRef>> {
-    let Some((reader, rows, room)) = open_chunk(file, meta.metadata(), plan, g)? else {
-        return Ok(Vec::new());
+) -> Result<Option<Vec<ArrayRef>>> {
+    if let Value::Bytes { .. } = plan.value {
+        return Ok(None);
+    }
+    let Some((reader, rows, room)) = open_chunk(File::open(path)?, meta.metadata(), plan, g)?
+    else {
+        return Ok(Some(Vec::new()));
     };
-    let array = match plan.number {
-        Number::F64 => decode::<pq::DoubleType, Float64Type>(reader, plan, rows, room),
-        Number::F32 => decode::<pq::FloatType, Float32Type>(reader, plan, rows, room),
-        Number::I64 => decode::<pq::Int64Type, Int64Type>(reader, plan, rows, room),
-        Number::I32 => decode::<pq::Int32Type, Int32Type>(reader, plan, rows, room),
+    let array = match plan.value {
+        Value::F64 => decode::<pq::DoubleType, Float64Type>(reader, plan, rows, room),
+        Value::F32 => decode::<pq::FloatType, Float32Type>(reader, plan, rows, room),
+        Value::I64 => decode::<pq::Int64Type, Int64Type>(reader, plan, rows, room),
+        Value::I32 => decode::<pq::Int32Type, Int32Type>(reader, plan, rows, room),
+        Value::Bytes { .. } => return Ok(None),
     };
-    array.map(|a| vec![a]).map_err(|e| in_chunk(plan, g, e))
+    array
+        .map(|a| Some(vec![a]))
+        .map_err(|e| in_chunk(plan, g, e))
 }
 
 /// Row group `g`'s chunk of the column: its reader, its rows and what to reserve for it; none
@@ -247,11 +262,12 @@ pub(super) fn read_whole(
     if plan.nullable || items_nullable {
         return Ok(None);
     }
-    match plan.number {
-        Number::F64 => whole::<pq::DoubleType>(path, meta, plan, Buffer::F64),
-        Number::F32 => whole::<pq::FloatType>(path, meta, plan, Buffer::F32),
-        Number::I64 => whole::<pq::Int64Type>(path, meta, plan, Buffer::I64),
-        Number::I32 => whole::<pq::Int32Type>(path, meta, plan, Buffer::I32),
+    match plan.value {
+        Value::F64 => whole::<pq::DoubleType>(path, meta, plan, Buffer::F64),
+        Value::F32 => whole::<pq::FloatType>(path, meta, plan, Buffer::F32),
+        Value::I64 => whole::<pq::Int64Type>(path, meta, plan, Buffer::I64),
+        Value::I32 => whole::<pq::Int32Type>(path, meta, plan, Buffer::I32),
+        Value::Bytes { text } => whole_strings(path, meta, plan, text),
     }
 }
 
@@ -313,6 +329,61 @@ where
     } else {
         content
     }))
+}
+
+/// [`read_whole`] for a column of strings (`text`) or byte strings: each row group's pages read
+/// by [`byte_pages`] in parallel, one row group's buffers taken as they are, several joined.
+/// `None` when a row group's pages are not all PLAIN or dictionary ones, or the strings are not
+/// UTF-8 (arrow-rs then reads the column, and names the error).
+fn whole_strings(
+    path: &Path,
+    meta: &ArrowReaderMetadata,
+    plan: &Plan,
+    text: bool,
+) -> Result<Option<Layout>> {
+    let md = meta.metadata();
+    let read = (0..md.num_row_groups())
+        .into_par_iter()
+        .map(|g| {
+            let Some((pages, rows, room)) = open_pages(File::open(path)?, md, plan, g)? else {
+                return Ok(Some((vec![0], Vec::new())));
+            };
+            let read = byte_pages(pages, rows, room);
+            #[cfg(test)]
+            if let Ok(mut tally) = PLACED.lock() {
+                tally.push((path.to_path_buf(), read.is_some()));
+            }
+            Ok(read)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let Some(mut pieces) = read.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let (offsets, content) = match pieces.len() {
+        1 => pieces.pop().unwrap_or_default(),
+        _ => join_strings(pieces),
+    };
+    // As Arrow checks UTF-8: the whole content, and every string starting at a character.
+    let starts_char = |&o: &usize| content.get(o).is_none_or(|&b| (b as i8) >= -0x40);
+    if text && !(std::str::from_utf8(&content).is_ok() && offsets.iter().all(starts_char)) {
+        return Ok(None);
+    }
+    let offsets = offsets.into_iter().map(|o| o as i64).collect();
+    Ok(Some(string(offsets, content, text)))
+}
+
+/// Row groups' strings (offsets from 0, and bytes) as one column's.
+fn join_strings(pieces: Vec<(Vec<usize>, Vec<u8>)>) -> (Vec<usize>, Vec<u8>) {
+    let total = pieces.iter().map(|p| p.1.len()).sum();
+    let mut content = Vec::with_capacity(total);
+    let mut offsets = Vec::with_capacity(pieces.iter().map(|p| p.0.len()).sum::<usize>());
+    offsets.push(0);
+    for (o, c) in pieces {
+        let base = content.len();
+        offsets.extend(o.iter().skip(1).map(|x| x + base));
+        content.extend_from_slice(&c);
+    }
+    (offsets, content)
 }
 
 /// The records and items of each row group of the column, as the footer declares them (items
@@ -412,9 +483,11 @@ where
 /// byte of the file, so that a footer cannot reserve more than a small multiple of the file's
 /// size. A chunk that holds more (values compressed beyond that) grows its buffers as usual.
 #[derive(Clone, Copy, Debug)]
-struct Reserve {
-    records: usize,
+pub(super) struct Reserve {
+    pub(super) records: usize,
     slots: usize,
+    /// Bytes of strings (the chunk's size decoded).
+    pub(super) bytes: usize,
 }
 
 /// Elements reserved at most per byte of the file (see [`Reserve`]).
@@ -435,9 +508,11 @@ impl Reserve {
             (false, Some(n)) => levels.saturating_sub(usize::try_from(n).unwrap_or(0)),
             _ => levels,
         };
+        let decoded = usize::try_from(chunk.uncompressed_size()).unwrap_or(0);
         Reserve {
             records: rows.min(most),
             slots: slots.min(most),
+            bytes: decoded.min(most),
         }
     }
 }

@@ -220,9 +220,15 @@ fn read_column(path: &Path, meta: &ArrowReaderMetadata, c: usize, groups: usize)
     }
     let pieces = (0..groups)
         .into_par_iter()
-        .map(|g| match &plan {
-            Some(plan) => direct::read(open(path)?, meta, plan, g).map_err(|e| pq_err(path, e)),
-            None => column_chunk(path, meta, c, g),
+        .map(|g| {
+            let direct = match &plan {
+                Some(plan) => direct::read(path, meta, plan, g),
+                None => Ok(None),
+            };
+            match direct.map_err(|e| pq_err(path, e))? {
+                Some(arrays) => Ok(arrays),
+                None => column_chunk(path, meta, c, g),
+            }
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Read::Pieces(pieces))

@@ -17,6 +17,8 @@ use parquet::basic::Encoding;
 use parquet::column::page::Page;
 use parquet::errors::Result;
 
+use super::direct::Reserve;
+
 /// Numbers stored as Parquet's PLAIN encoding stores them: little-endian, `SIZE` bytes each.
 pub(super) trait Plain: Copy + Default + Send + Sync {
     const SIZE: usize;
@@ -128,10 +130,109 @@ pub(super) fn place_pages<T: Plain>(
     }
 }
 
+/// A dictionary page of byte strings: its bytes, and where each entry lies in them.
+type Entries = (Vec<u8>, Vec<(usize, usize)>);
+
+/// The `rows` strings (or byte strings) of a chunk without nulls, from its pages: their
+/// offsets (from 0) and bytes, `room` reserved for them. `None` as for [`place_pages`].
+pub(super) fn byte_pages(
+    pages: impl Iterator<Item = Result<Page>>,
+    rows: usize,
+    room: Reserve,
+) -> Option<(Vec<usize>, Vec<u8>)> {
+    let mut offsets = Vec::with_capacity(room.records.min(rows) + 1);
+    offsets.push(0);
+    let mut content = Vec::with_capacity(room.bytes);
+    let mut dictionary: Option<Entries> = None;
+    for page in pages {
+        let page = page.ok()?;
+        let (n, encoding, data) = match &page {
+            Page::DictionaryPage {
+                buf,
+                num_values,
+                encoding,
+                ..
+            } => {
+                let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
+                if !plain || dictionary.is_some() {
+                    return None;
+                }
+                let n = usize::try_from(*num_values).ok()?;
+                let mut entries = Vec::with_capacity(n.min(buf.len() / 4));
+                let mut at = 0;
+                for _ in 0..n {
+                    let (value, rest) = length_prefixed(buf.get(at..)?)?;
+                    entries.push((at + 4, value.len()));
+                    at = buf.len() - rest.len();
+                }
+                dictionary = Some((buf.to_vec(), entries));
+                continue;
+            }
+            Page::DataPage {
+                buf,
+                num_values,
+                encoding,
+                ..
+            } => (*num_values, *encoding, &buf[..]),
+            Page::DataPageV2 {
+                buf,
+                num_values,
+                encoding,
+                def_levels_byte_len,
+                rep_levels_byte_len,
+                ..
+            } if *def_levels_byte_len == 0 && *rep_levels_byte_len == 0 => {
+                (*num_values, *encoding, &buf[..])
+            }
+            Page::DataPageV2 { .. } => return None,
+        };
+        let n = usize::try_from(n).ok()?;
+        if offsets.len().checked_add(n)? > rows + 1 {
+            return None;
+        }
+        match encoding {
+            Encoding::PLAIN => {
+                let mut rest = data;
+                for _ in 0..n {
+                    let (value, tail) = length_prefixed(rest)?;
+                    content.extend_from_slice(value);
+                    offsets.push(content.len());
+                    rest = tail;
+                }
+            }
+            Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY => {
+                let (bytes, entries) = dictionary.as_ref()?;
+                let (&width, runs) = data.split_first()?;
+                let mut indices = Hybrid::new(runs, usize::from(width))?;
+                let mut buf = [0u32; 1024];
+                let mut left = n;
+                while left > 0 {
+                    let buf = &mut buf[..left.min(1024)];
+                    indices.fill(buf)?;
+                    for &i in buf.iter() {
+                        let &(at, len) = entries.get(usize::try_from(i).ok()?)?;
+                        content.extend_from_slice(bytes.get(at..at + len)?);
+                        offsets.push(content.len());
+                    }
+                    left -= buf.len();
+                }
+            }
+            _ => return None,
+        }
+    }
+    (offsets.len() == rows + 1).then_some((offsets, content))
+}
+
+/// A PLAIN byte string at the front of `data`: a 4-byte little-endian length, then the bytes;
+/// and what follows it.
+fn length_prefixed(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = data.split_first_chunk::<4>()?;
+    rest.split_at_checked(usize::try_from(u32::from_le_bytes(*len)).ok()?)
+}
+
 /// A V1 page's levels: a 4-byte little-endian length, then that many bytes.
 fn prefixed<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let (len, tail) = rest.split_first_chunk::<4>()?;
-    let (levels, tail) = tail.split_at_checked(usize::try_from(u32::from_le_bytes(*len)).ok()?)?;
+    let (levels, tail) = length_prefixed(rest)?;
     *rest = tail;
     Some(levels)
 }

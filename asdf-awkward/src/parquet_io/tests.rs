@@ -21,7 +21,8 @@ use crate::arrow::from_record_batches;
 
 const ROWS: usize = 3000;
 
-/// Every column shape [`direct::plan`] takes (and one string column it leaves to arrow-rs).
+/// Every column shape [`direct::plan`] takes (and a string column with nulls it leaves to
+/// arrow-rs).
 fn batch() -> RecordBatch {
     let required = |t| Arc::new(Field::new("item", t, false));
     let mut jag =
@@ -56,6 +57,12 @@ fn batch() -> RecordBatch {
         arrow_array::Int64Array::from_iter((0..ROWS).map(|i| (i % 5 != 0).then_some(i as i64)));
     let single: Float32Array = (0..ROWS).map(|i| i as f32 / 4.0).collect();
     let text: StringArray = (0..ROWS).map(|i| Some(format!("r{i}"))).collect();
+    let accented = (0..ROWS).map(|i| Some("é".repeat(i % 4) + &i.to_string()));
+    let accented: arrow_array::LargeStringArray = accented.collect();
+    let bytes = (0..ROWS).map(|i| Some(vec![i as u8; i % 3]));
+    let bytes: arrow_array::BinaryArray = bytes.collect();
+    let text_nulls = (0..ROWS).map(|i| (i % 6 != 1).then(|| format!("n{i}")));
+    let text_nulls: StringArray = text_nulls.collect();
     let columns: Vec<(&str, ArrayRef)> = vec![
         ("f", Arc::new(f)),
         ("f_nulls", Arc::new(f_nulls)),
@@ -67,6 +74,9 @@ fn batch() -> RecordBatch {
         ("jag32", Arc::new(jag32.finish())),
         ("jag_items", Arc::new(jag_items.finish())),
         ("text", Arc::new(text)),
+        ("accented", Arc::new(accented)),
+        ("bytes", Arc::new(bytes)),
+        ("text_nulls", Arc::new(text_nulls)),
     ];
     RecordBatch::try_from_iter(columns).unwrap()
 }
@@ -123,22 +133,21 @@ fn numbers_and_lists_read_as_arrow_rs_reads_them() {
         write(&path, &batch, props);
         let meta =
             ArrowReaderMetadata::load(&File::open(&path).unwrap(), Default::default()).unwrap();
-        // The number and list columns are read here; the strings by arrow-rs.
-        let planned: Vec<bool> = (0..10).map(|c| direct::plan(&meta, c).is_some()).collect();
-        assert_eq!(
-            planned,
-            [true, true, true, true, true, true, true, true, true, false]
-        );
+        // The number, list and string columns are read here; strings with nulls by arrow-rs.
+        let planned: Vec<bool> = (0..13).map(|c| direct::plan(&meta, c).is_some()).collect();
+        assert_eq!(planned, [[true; 12].as_slice(), &[false]].concat());
         // Columns without nulls are read whole; lists only when the footer's statistics say
         // how many items each row group holds.
-        let whole: Vec<bool> = (0..9)
+        let whole: Vec<bool> = (0..12)
             .map(|c| {
                 let plan = direct::plan(&meta, c).unwrap();
                 direct::read_whole(&path, &meta, &plan).unwrap().is_some()
             })
             .collect();
         let stats = name != "no statistics";
-        let want = [true, false, true, false, true, stats, false, stats, false];
+        let want = [
+            true, false, true, false, true, stats, false, stats, false, true, true, true,
+        ];
         assert_eq!(whole, want, "{name}");
         // The whole columns' chunks are placed from their pages, none left to the column reader.
         let tally = || {
@@ -268,7 +277,7 @@ fn values_spread_to_their_slots() {
 fn damaged_files_are_errors_not_panics() {
     let tmp = asdf_testkit::TempDir::new("awk-parquet-damage");
     let full = batch();
-    let columns = ["f", "jag", "jag_nulls"].map(|c| full.schema().index_of(c).unwrap());
+    let columns = ["f", "jag", "jag_nulls", "accented"].map(|c| full.schema().index_of(c).unwrap());
     let batch = full.project(&columns).unwrap().slice(0, 60);
     let props = WriterProperties::builder()
         .set_data_page_row_count_limit(16)
