@@ -137,5 +137,25 @@ fn main() {
             );
         }
     }
+    // Parquet files of every column shape the readers take, written by the crate.
+    let arrays = [
+        serde_json::json!([{"x": 1.5, "n": [1, 2], "s": "a"}, {"x": 2.5, "n": [], "s": "bé"}]),
+        serde_json::json!([[1.0, 2.0], [], [3.5]]),
+        serde_json::json!([{"x": null, "n": [1, null], "s": null}, {"x": 3, "n": null, "s": "c"}]),
+        serde_json::json!([[[1, 2], []], [[3]]]),
+    ];
+    let tmp = std::env::temp_dir().join(format!("fuzz-seed-{}.parquet", std::process::id()));
+    for (i, a) in arrays.iter().enumerate() {
+        let layout = asdf_awkward::Layout::from_json(a).expect("seed array");
+        asdf_awkward::parquet_io::write_parquet(&layout, &tmp).expect("write seed parquet");
+        let bytes = std::fs::read(&tmp).expect("read seed parquet");
+        put(
+            &out.join("parquet_read"),
+            &format!("{i:03}.parquet"),
+            &bytes,
+            &mut n,
+        );
+    }
+    let _ = std::fs::remove_file(&tmp);
     println!("wrote {n} seeds under {}", out.display());
 }

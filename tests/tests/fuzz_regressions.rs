@@ -49,3 +49,30 @@ fn yaml_flow_item_ending_in_a_lone_dash() {
     let again = asdf_yaml::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(asdf_yaml::emit_to_string(&again).unwrap(), text);
 }
+
+/// `parquet_read`, 2026-11-29: a file whose embedded Arrow schema (the footer's `ARROW:schema`)
+/// declares an integer 16 777 216 bits wide. arrow-ipc 59 panics on it while the footer is read;
+/// `read_parquet` and `summarize_parquet` turn that into an error naming the file.
+#[test]
+fn parquet_embedded_schema_of_unsupported_integer_width() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz/parquet_read-ipc-int-width.parquet"
+    );
+    // The contained panic is not reported (others are, as before).
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |p| {
+        if !p
+            .location()
+            .is_some_and(|l| l.file().contains("/arrow-ipc-"))
+        {
+            report(p)
+        }
+    }));
+    let read = asdf_awkward::parquet_io::read_parquet(path).unwrap_err();
+    let summary = asdf_awkward::parquet_io::summarize_parquet(path).unwrap_err();
+    for e in [read.to_string(), summary.to_string()] {
+        assert!(e.contains("parquet_read-ipc-int-width.parquet"), "{e}");
+        assert!(e.contains("damaged data stopped the reader"), "{e}");
+    }
+}
