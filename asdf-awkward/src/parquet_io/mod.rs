@@ -136,7 +136,7 @@ fn encode_row_group(
 /// Every column chunk (one column of one row group) is decoded by a task of its own on the
 /// current rayon pool, so a file of one row group still uses every core when it has several
 /// columns. Columns of numbers and lists of numbers are decoded from their levels here
-/// ([`direct`]): those without nulls straight into the layout's buffers, when the footer says
+/// (`parquet_io/direct.rs`): those without nulls straight into the layout's buffers, when the footer says
 /// where each row group goes. The others are decoded by arrow-rs and converted from their
 /// pieces with [`from_arrow_parts`](crate::arrow::from_arrow_parts), copying every value once.
 pub fn read_parquet(path: impl AsRef<Path>) -> Result<Layout> {

@@ -59,60 +59,15 @@ pub(super) fn place_pages<T: Plain>(
     let mut items = 0;
     for page in pages {
         let page = page.ok()?;
-        let (n, encoding, levels_bytes, data) = match &page {
-            Page::DictionaryPage {
-                buf,
-                num_values,
-                encoding,
-                ..
-            } => {
-                let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
-                if !plain || dictionary.is_some() {
-                    return None;
-                }
-                let n = usize::try_from(*num_values).ok()?;
-                let bytes = buf.get(..n.checked_mul(T::SIZE)?)?;
-                dictionary = Some(bytes.chunks_exact(T::SIZE).map(T::from_le).collect());
+        let (n, encoding, levels_bytes, data) = match part(&page, place.ends.is_some())? {
+            Part::Dictionary(bytes, n) => {
+                let bytes = bytes.get(..n.checked_mul(T::SIZE)?)?;
+                let entries = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
+                dictionary.replace(entries).is_none().then_some(())?;
                 continue;
             }
-            Page::DataPage {
-                buf,
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                ..
-            } => {
-                let rle = [*def_level_encoding, *rep_level_encoding] == [Encoding::RLE; 2];
-                let mut rest = &buf[..];
-                let levels = match &place.ends {
-                    Some(_) if !rle => return None,
-                    Some(_) => Some((prefixed(&mut rest)?, prefixed(&mut rest)?)),
-                    None => None,
-                };
-                (*num_values, *encoding, levels, rest)
-            }
-            Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                ..
-            } => {
-                let rep_len = usize::try_from(*rep_levels_byte_len).ok()?;
-                let def_len = usize::try_from(*def_levels_byte_len).ok()?;
-                let (rep, rest) = buf.split_at_checked(rep_len)?;
-                let (def, values) = rest.split_at_checked(def_len)?;
-                let levels = match &place.ends {
-                    Some(_) => Some((rep, def)),
-                    None if rep_len + def_len == 0 => None,
-                    None => return None,
-                };
-                (*num_values, *encoding, levels, values)
-            }
+            Part::Data(n, encoding, levels, values) => (n, encoding, levels, values),
         };
-        let n = usize::try_from(n).ok()?;
         let count = match (levels_bytes, place.ends.as_deref_mut()) {
             (Some((rep, def)), Some(ends)) => levels.take(n, rep, def, items, ends, place.base)?,
             _ => n,
@@ -146,18 +101,8 @@ pub(super) fn byte_pages(
     let mut dictionary: Option<Entries> = None;
     for page in pages {
         let page = page.ok()?;
-        let (n, encoding, data) = match &page {
-            Page::DictionaryPage {
-                buf,
-                num_values,
-                encoding,
-                ..
-            } => {
-                let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
-                if !plain || dictionary.is_some() {
-                    return None;
-                }
-                let n = usize::try_from(*num_values).ok()?;
+        let (n, encoding, data) = match part(&page, false)? {
+            Part::Dictionary(buf, n) => {
                 let mut entries = Vec::with_capacity(n.min(buf.len() / 4));
                 let mut at = 0;
                 for _ in 0..n {
@@ -165,28 +110,14 @@ pub(super) fn byte_pages(
                     entries.push((at + 4, value.len()));
                     at = buf.len() - rest.len();
                 }
-                dictionary = Some((buf.to_vec(), entries));
+                dictionary
+                    .replace((buf.to_vec(), entries))
+                    .is_none()
+                    .then_some(())?;
                 continue;
             }
-            Page::DataPage {
-                buf,
-                num_values,
-                encoding,
-                ..
-            } => (*num_values, *encoding, &buf[..]),
-            Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                ..
-            } if *def_levels_byte_len == 0 && *rep_levels_byte_len == 0 => {
-                (*num_values, *encoding, &buf[..])
-            }
-            Page::DataPageV2 { .. } => return None,
+            Part::Data(n, encoding, _, values) => (n, encoding, values),
         };
-        let n = usize::try_from(n).ok()?;
         if offsets.len().checked_add(n)? > rows + 1 {
             return None;
         }
@@ -228,6 +159,71 @@ pub(super) fn byte_pages(
 fn length_prefixed(data: &[u8]) -> Option<(&[u8], &[u8])> {
     let (len, rest) = data.split_first_chunk::<4>()?;
     rest.split_at_checked(usize::try_from(u32::from_le_bytes(*len)).ok()?)
+}
+
+/// A page as this reader takes it apart.
+enum Part<'a> {
+    /// A dictionary page (PLAIN): its bytes and entry count.
+    Dictionary(&'a [u8], usize),
+    /// A data page: its level count, its values' encoding, for a list column its repetition and
+    /// definition levels (RLE/bit-packed), and its values' bytes.
+    Data(usize, Encoding, Option<(&'a [u8], &'a [u8])>, &'a [u8]),
+}
+
+/// `page` taken apart, for a list column (`lists`) or a column without levels; `None` for a
+/// page of a kind this reader leaves to the column reader.
+fn part(page: &Page, lists: bool) -> Option<Part<'_>> {
+    match page {
+        Page::DictionaryPage {
+            buf,
+            num_values,
+            encoding,
+            ..
+        } => {
+            let plain = matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY);
+            let n = usize::try_from(*num_values).ok()?;
+            plain.then_some(Part::Dictionary(buf, n))
+        }
+        Page::DataPage {
+            buf,
+            num_values,
+            encoding,
+            def_level_encoding,
+            rep_level_encoding,
+            ..
+        } => {
+            let mut rest = &buf[..];
+            let levels = match lists {
+                true if [*def_level_encoding, *rep_level_encoding] != [Encoding::RLE; 2] => {
+                    return None
+                }
+                true => Some((prefixed(&mut rest)?, prefixed(&mut rest)?)),
+                false => None,
+            };
+            let n = usize::try_from(*num_values).ok()?;
+            Some(Part::Data(n, *encoding, levels, rest))
+        }
+        Page::DataPageV2 {
+            buf,
+            num_values,
+            encoding,
+            def_levels_byte_len,
+            rep_levels_byte_len,
+            ..
+        } => {
+            let rep_len = usize::try_from(*rep_levels_byte_len).ok()?;
+            let def_len = usize::try_from(*def_levels_byte_len).ok()?;
+            let (rep, rest) = buf.split_at_checked(rep_len)?;
+            let (def, values) = rest.split_at_checked(def_len)?;
+            let levels = match lists {
+                true => Some((rep, def)),
+                false if rep_len + def_len == 0 => None,
+                false => return None,
+            };
+            let n = usize::try_from(*num_values).ok()?;
+            Some(Part::Data(n, *encoding, levels, values))
+        }
+    }
 }
 
 /// A V1 page's levels: a 4-byte little-endian length, then that many bytes.
