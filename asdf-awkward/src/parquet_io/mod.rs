@@ -180,10 +180,17 @@ fn read(path: &Path) -> Result<Layout> {
         let msg = format!("{roots} top-level Parquet columns but {columns} Arrow columns");
         return Err(pq_err(path, msg));
     }
-    let read = (0..columns)
-        .into_par_iter()
-        .map(|c| read_column(path, &meta, c, groups))
+    // Largest columns first: rayon hands the first half of the list to one thread and the rest
+    // to the others, so a file of few columns (one row group: a task per column) finishes when
+    // its largest column does, not after a small one and then the largest.
+    let mut order: Vec<usize> = (0..columns).collect();
+    order.sort_by_key(|&c| std::cmp::Reverse(decoded_size(meta.metadata(), c)));
+    let mut read = order
+        .par_iter()
+        .map(|&c| read_column(path, &meta, c, groups).map(|r| (c, r)))
         .collect::<Result<Vec<_>>>()?;
+    read.sort_by_key(|(c, _)| *c);
+    let read = read.into_iter().map(|(_, r)| r);
     // The arrays stay here while the columns borrow them.
     let (wholes, arrays): (Vec<_>, Vec<_>) = read
         .into_iter()
@@ -203,6 +210,22 @@ fn read(path: &Path) -> Result<Layout> {
     let rows = meta.metadata().file_metadata().num_rows();
     let rows = usize::try_from(rows).map_err(|_| pq_err(path, format!("{rows} rows")))?;
     from_column_pieces(&schema, pieces, rows)
+}
+
+/// What the footer says top-level column `c` decodes to, over every row group (an estimate of
+/// its work: a damaged footer only changes the order columns are read in).
+fn decoded_size(md: &parquet::file::metadata::ParquetMetaData, c: usize) -> u64 {
+    let descr = md.file_metadata().schema_descr();
+    let leaves: Vec<usize> = (0..descr.num_columns())
+        .filter(|&i| descr.get_column_root_idx(i) == c)
+        .collect();
+    let chunks = md
+        .row_groups()
+        .iter()
+        .flat_map(|g| leaves.iter().map(|&l| g.column(l)));
+    chunks
+        .map(|k| u64::try_from(k.uncompressed_size()).unwrap_or(0))
+        .fold(0, u64::saturating_add)
 }
 
 /// One column as read: whole, or one piece per batch of each row group.
