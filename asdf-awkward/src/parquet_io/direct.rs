@@ -390,7 +390,7 @@ fn join_strings(pieces: Vec<(Vec<usize>, Vec<u8>)>) -> (Vec<usize>, Vec<u8>) {
 /// of a list column: its levels less those without a value, which the statistics count), or
 /// `None` (see [`read_whole`]).
 fn footer_counts(md: &ParquetMetaData, plan: &Plan, file_len: u64) -> Option<Vec<(usize, usize)>> {
-    let most = usize::try_from(file_len.saturating_mul(PER_BYTE)).unwrap_or(usize::MAX);
+    let most = most_for(file_len);
     let (mut records, mut slots) = (0usize, 0usize);
     let mut counts = Vec::with_capacity(md.num_row_groups());
     for group in md.row_groups() {
@@ -493,12 +493,17 @@ pub(super) struct Reserve {
 /// Elements reserved at most per byte of the file (see [`Reserve`]).
 const PER_BYTE: u64 = 16;
 
+/// The most elements a footer may make us reserve for `bytes` bytes of the file.
+fn most_for(bytes: u64) -> usize {
+    usize::try_from(bytes.saturating_mul(PER_BYTE)).unwrap_or(usize::MAX)
+}
+
 impl Reserve {
     fn of(chunk: &ColumnChunkMetaData, rows: usize, file_len: u64, plan: &Plan) -> Reserve {
         let bytes = u64::try_from(chunk.compressed_size())
             .unwrap_or(0)
             .min(file_len);
-        let most = usize::try_from(bytes.saturating_mul(PER_BYTE)).unwrap_or(usize::MAX);
+        let most = most_for(bytes);
         let levels = usize::try_from(chunk.num_values()).unwrap_or(0);
         // Statistics count the levels without a value: null rows, null or empty lists, and
         // null items, which have slots of their own.

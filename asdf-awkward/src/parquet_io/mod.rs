@@ -190,11 +190,10 @@ fn read(path: &Path) -> Result<Layout> {
         .map(|&c| read_column(path, &meta, c, groups).map(|r| (c, r)))
         .collect::<Result<Vec<_>>>()?;
     read.sort_by_key(|(c, _)| *c);
-    let read = read.into_iter().map(|(_, r)| r);
     // The arrays stay here while the columns borrow them.
     let (wholes, arrays): (Vec<_>, Vec<_>) = read
         .into_iter()
-        .map(|column| match column {
+        .map(|(_, column)| match column {
             Read::Whole(layout) => (Some(layout), Vec::new()),
             Read::Pieces(p) => (None, p.into_iter().flatten().collect::<Vec<_>>()),
         })
