@@ -8,12 +8,12 @@
 //! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
 //! PyYAML writes `|2-` for text that starts with a space), explicit `? key` / `: value` entries
 //! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
-//! `%TAG` handles, anchors, aliases and comments. At anything else — block scalars with unusual
-//! indentation, tabs, carriage returns (the builder hands CR LF text over with LF breaks), a second
-//! document, verbatim or percent-escaped tags, and every error — it stops with a [`Bail`], and
-//! the caller parses the whole text with the reference parser, which therefore decides every
-//! error message and every rare construct. The differential tests hold the two parsers to the
-//! same events and trees.
+//! `%TAG` handles and verbatim ones (`!<uri>`), anchors, aliases and comments. At anything else —
+//! block scalars with unusual indentation, tabs, carriage returns (the builder hands CR LF text
+//! over with LF breaks), a second document, percent-escaped tags, and every error — it stops with
+//! a [`Bail`], and the caller parses the whole text with the reference parser, which therefore
+//! decides every error message and every rare construct. The differential tests hold the two
+//! parsers to the same events and trees.
 //!
 //! Speed comes from working on bytes (every structural character is ASCII), scanning with
 //! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
@@ -190,6 +190,12 @@ fn is_ws(c: u8) -> bool {
 
 fn is_flow_indicator(c: u8) -> bool {
     matches!(c, b',' | b'[' | b']' | b'{' | b'}')
+}
+
+/// The URI characters of a verbatim tag (the reference parser's set: letters, digits, `-` and
+/// these punctuation marks; `%` starts an escape).
+fn is_uri_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"-#;/?:@&=+$,_.!~*'()[]%".contains(&c)
 }
 
 /// Characters accepted in a tag (a conservative subset of URI characters; anything else, such
@@ -706,6 +712,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     fn tag(&mut self) -> R<Tag> {
+        if self.peek_at(self.pos + 1) == Some(b'<') {
+            return self.verbatim_tag();
+        }
         let start = self.pos;
         let mut end = start + 1;
         while self
@@ -737,6 +746,27 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(Tag {
             handle: prefix.to_string(),
             suffix: suffix.to_string(),
+        })
+    }
+
+    /// `!<uri>`: the URI as written, under no handle (what the reference parser makes of it).
+    /// Python asdf writes every tag outside `tag:stsci.edu:asdf/` this way (gwcs, asdf-astropy,
+    /// roman_datamodels), so real trees are full of them. Percent escapes, an empty URI and the
+    /// non-specific `!<!>` are left to the reference parser.
+    fn verbatim_tag(&mut self) -> R<Tag> {
+        let start = self.pos + 2;
+        let mut end = start;
+        while self.peek_at(end).is_some_and(is_uri_char) {
+            end += 1;
+        }
+        let uri = &self.text[start..end];
+        if self.peek_at(end) != Some(b'>') || matches!(uri, "" | "!") || uri.contains('%') {
+            return self.bail("a verbatim tag the fast parser leaves to the reference parser");
+        }
+        self.pos = end + 1;
+        Ok(Tag {
+            handle: String::new(),
+            suffix: uri.to_string(),
         })
     }
 

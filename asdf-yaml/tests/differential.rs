@@ -196,6 +196,28 @@ const CASES: &[&str] = &[
     "&a [1]\n",
     "!tagged {a: 1}\n",
     "a: !<tag:verbatim> 1\n",
+    // Verbatim tags as Python asdf writes every tag outside `tag:stsci.edu:asdf/`, and the
+    // ones the fast parser leaves alone (escapes, empty, `!<!>`, unclosed, odd characters).
+    "wcs: !<tag:stsci.edu:gwcs/wcs-1.4.0>\n  name: ''\n  steps:\n  - !<tag:stsci.edu:gwcs/step-1.3.0>\n    frame: x\n",
+    "- !<asdf://stsci.edu/datamodels/roman/tags/wfi_image-1.0.0> {a: 1}\n- !<t:x> [1, 2]\n",
+    "a: !<tag:yaml.org,2002:int> 0x1F\nb: !<tag:yaml.org,2002:float> 1\nc: !<tag:yaml.org,2002:str> 1\n",
+    "a: !<tag:yaml.org,2002:bool> maybe\n",
+    "a: !<tag:yaml.org,2002:null> ''\nb: !<tag:yaml.org,2002:map> {x: 1}\nc: !<tag:yaml.org,2002:seq> [1]\n",
+    "!<tag:example.org,2026:root> {a: 1}\n",
+    "a: !<tag:yaml.org,2002:%73tr> 1\n",
+    "a: !<> 1\nb: !<!> 2\n",
+    "a: !<!local> 1\n",
+    "a: !<t:x\n",
+    "a: !<t:x>b 1\n",
+    "a: !<t:x>\n  - 1\n",
+    "a: !<t:x>\n",
+    "a: !<a b> 1\n",
+    "a: !<t:[x],y;z?q=1&r#f> 1\n",
+    "a: !<é> 1\n",
+    "a: [!<t:x> 1, !<t:y>, !<t:z> [2]]\nb: {k: !<t:x> v, !<t:k> q: 2}\n",
+    "a: &x !<t:a> 1\nb: !<t:b> &y 2\nc: *x\nd: *y\n",
+    "!<t:a> k: v\n",
+    "- !<t:a> k: v\n  k2: v2\n",
     "a: !e!x 1\n",
     "a: !%41 1\n",
     "a: ! 1\n",
@@ -411,7 +433,7 @@ fn crlf_texts_parse_identically_and_fast() {
 /// copy it read.
 #[test]
 fn fast_parser_stops_name_offsets_of_the_crlf_text() {
-    let text = "a: 1\r\nb: 2\nc: !<tag:yaml.org,2002:int> 3\r\n";
+    let text = "a: 1\r\nb: 2\nc: !<tag:yaml.org,2002:%69nt> 3\r\n";
     let options = ParseOptions {
         engine: Engine::Fast,
         ..ParseOptions::default()
@@ -455,12 +477,28 @@ fn typical_asdf_text_is_read_by_the_fast_parser() {
     assert!(check(text), "the fast parser should read typical ASDF text");
 }
 
+/// Trees with verbatim tags on most nodes (every gwcs, asdf-astropy and roman_datamodels file)
+/// are read by the fast parser, not handed to the reference parser whole.
+#[test]
+fn verbatim_tags_are_read_by_the_fast_parser() {
+    let text = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+        wcs: !<tag:stsci.edu:gwcs/wcs-1.4.0>\n  name: ''\n  steps:\n\
+        \x20 - !<tag:stsci.edu:gwcs/step-1.3.0>\n\
+        \x20   frame: !<tag:stsci.edu:gwcs/frame2d-1.2.0>\n\
+        \x20     axes_names: [x, y]\n\
+        \x20     unit: [!unit/unit-1.0.0 pixel, !unit/unit-1.0.0 pixel]\n\
+        \x20   transform: !<asdf://astropy.org/astropy/tags/shift-1.0.0> {offset: 1.5}\n\
+        meta: !<asdf://stsci.edu/datamodels/roman/tags/wfi_image-1.0.0>\n\
+        \x20 exposure: {start_time: !time/time-1.2.0 2020-01-01T00:00:00.000}\n...\n";
+    assert!(check(text), "the fast parser should read verbatim tags");
+}
+
 /// Corrupts `text` by a few edits drawn from the characters YAML gives meaning to.
 fn mutate(text: &str, rng: &mut asdf_testkit::Rng) -> String {
     const PIECES: &[&str] = &[
         " ", "  ", "\n", "\t", ":", ": ", "- ", "-", "#", " #", "'", "\"", "\\", "[", "]", "{",
-        "}", ",", "&a ", "*a", "!", "!t ", "!!str ", "|", ">", "?", "...", "---", "%", "é", "x",
-        "1", "\u{2028}", "\r\n", "\r",
+        "}", ",", "&a ", "*a", "!", "!t ", "!!str ", "!<t:x> ", "!<", "|", ">", "?", "...", "---",
+        "%", "é", "x", "1", "\u{2028}", "\r\n", "\r",
     ];
     let mut chars: Vec<char> = text.chars().collect();
     for _ in 0..1 + rng.below(3) {

@@ -187,6 +187,7 @@ fn check_and_rewrite(
     name: &str,
     codec: &str,
 ) {
+    assert_fast_parser_reads(file);
     let f = p(file);
     for args in [["verify", f], ["info", f]] {
         let r = run(&args);

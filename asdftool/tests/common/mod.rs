@@ -150,3 +150,27 @@ pub(crate) fn expect_clean(o: &Output, what: &str) {
         );
     }
 }
+
+/// The fast YAML parser reads the tree of the ASDF file at `path` itself (no construct in it is
+/// left to the reference parser) and builds exactly the reference parser's tree: real writers'
+/// files must not fall off the fast path.
+pub(crate) fn assert_fast_parser_reads(path: &Path) {
+    use asdf::yaml::{parse_document, Engine, ParseOptions};
+    let bytes = std::fs::read(path).unwrap();
+    let text = std::str::from_utf8(asdf_testkit::asdf_tree_text(&bytes)).unwrap();
+    let parse = |engine| {
+        let options = ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        parse_document(text, &options)
+    };
+    let fast = parse(Engine::Fast)
+        .unwrap_or_else(|e| panic!("{}: the fast parser stops: {e}", path.display()));
+    let reference = parse(Engine::Reference).unwrap();
+    assert!(
+        fast.root.identical(&reference.root),
+        "{}: the parsers disagree",
+        path.display()
+    );
+}
