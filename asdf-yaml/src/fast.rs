@@ -884,10 +884,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if self.b[start..content].contains(&b'\t') {
                 return self.bail("a tab in a plain scalar's indentation");
             }
+            // In block context a continuation line may start with any indicator (`-`, `[`,
+            // `"`, a backtick...): only `#` (handled above) and `: ` end the scalar there.
             self.pos = content;
-            if !self.plain_start(c, false) {
-                return self.bail("a continuation line starting with an indicator");
-            }
             let (end, stop) = self.plain_line(content);
             if stop == Stop::Colon {
                 return self.bail("a key inside a plain scalar");
@@ -987,6 +986,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let indent = increment.map(|n| usize::try_from(parent).map_or(n, |p| p + n));
         let BlockLines { lines, end } = self.block_lines(parent, indent)?;
         let Some(last) = lines.iter().rposition(|l| !l.is_empty()) else {
+            if lines.is_empty() && chomp != Chomp::Keep {
+                return self.finish_block_scalar(String::new(), folded, props, at, end);
+            }
             return self.bail("an empty block scalar");
         };
         let mut text = if folded {
@@ -1002,6 +1004,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             Chomp::Clip => text.push('\n'),
             Chomp::Keep => text.extend(std::iter::repeat_n('\n', lines.len() - last)),
         }
+        self.finish_block_scalar(text, folded, props, at, end)
+    }
+
+    /// Emits a block scalar's `text` and moves to the line at `end` (the first after it).
+    fn finish_block_scalar(
+        &mut self,
+        text: String,
+        folded: bool,
+        props: Props,
+        at: usize,
+        end: usize,
+    ) -> R<Next> {
         let style = if folded {
             ScalarStyle::Folded
         } else {
@@ -1043,6 +1057,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 None if blank => {
                     leading = leading.max(spaces);
                     lines.push("");
+                }
+                // The line right after the header belongs to the parent: an empty scalar
+                // (schemas write `description: >` with nothing under it).
+                None if !blank && spaces as isize <= parent => {
+                    if !lines.is_empty() {
+                        return self.bail("an empty block scalar followed by blank lines");
+                    }
+                    return Ok(BlockLines { lines, end: i });
                 }
                 None => {
                     if spaces as isize <= parent || spaces == 0 || leading > spaces {
@@ -1369,7 +1391,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         trim_end(b, start, i)
     }
 
-    /// Blanks and line breaks between flow tokens; lines must be indented past `parent`.
+    /// Blanks, comments and line breaks between flow tokens; lines must be indented past
+    /// `parent`.
     fn flow_ws(&mut self, parent: isize) -> R {
         loop {
             self.skip_ws();
@@ -1387,7 +1410,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         return self.bail("a flow collection's line not indented past its parent");
                     }
                 }
-                Some(b'#') => return self.bail("a comment inside a flow collection"),
+                // A comment runs to the end of its line; one not separated from the token
+                // before it by a blank is an error the reference parser reports.
+                Some(b'#') => {
+                    if self.pos == 0 || !matches!(self.b[self.pos - 1], b' ' | b'\n') {
+                        return self.bail("a comment right after a flow token");
+                    }
+                    let rest = &self.b[self.pos..];
+                    self.pos = memchr(b'\n', rest).map_or(self.b.len(), |i| self.pos + i);
+                }
                 _ => return Ok(()),
             }
         }
