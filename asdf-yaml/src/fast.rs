@@ -184,8 +184,10 @@ fn refused(sent: Result<(), ()>, at: usize) -> R {
     })
 }
 
+/// A blank. Text with a tab never reaches the fast parser ([`parse`] hands it to the reference
+/// parser whole), so a blank is a space.
 fn is_ws(c: u8) -> bool {
-    c == b' ' || c == b'\t'
+    c == b' '
 }
 
 fn is_flow_indicator(c: u8) -> bool {
@@ -309,7 +311,6 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         return Ok(None);
                     }
                 },
-                Some(b'\t') => return self.bail("tab in indentation"),
                 Some(_) => {
                     let ind = self.pos - start;
                     if ind == 0 && self.doc_marker_at(start) {
@@ -880,9 +881,6 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if ends {
                 self.pos = save;
                 return Ok((text, self.next_line()?));
-            }
-            if self.b[start..content].contains(&b'\t') {
-                return self.bail("a tab in a plain scalar's indentation");
             }
             // In block context a continuation line may start with any indicator (`-`, `[`,
             // `"`, a backtick...): only `#` (handled above) and `: ` end the scalar there.
