@@ -13,6 +13,7 @@
 //! * [`zeroed_vec`] — fallible, lazily zeroed buffers backed by transparent huge pages when
 //!   large ([`advise_huge_pages`]);
 //! * [`AtomicFile`] — the crash-safe writer every `save` goes through;
+//! * [`read_exact_at_parallel`] — large reads from a file spread over the cores;
 //! * [`bounds`] — how far each codec can expand its input, checked before allocating.
 //!
 //! The crate has no format knowledge and depends only on `half`, `num-complex` and `thiserror`,
@@ -32,6 +33,7 @@ mod buffer;
 mod byteorder;
 mod counting;
 mod pod;
+mod read;
 mod scalar;
 mod typestr;
 
@@ -40,5 +42,6 @@ pub use buffer::{advise_huge_pages, zeroed_vec, AllocError};
 pub use byteorder::ByteOrder;
 pub use counting::CountingWriter;
 pub use pod::{bytes_of, bytes_of_mut, cast_slice, swap_bytes, CastError, Pod, Zeroable};
+pub use read::read_exact_at_parallel;
 pub use scalar::ScalarType;
 pub use typestr::{TypeStr, TypeStrElement, TypeStrError};
