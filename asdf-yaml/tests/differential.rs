@@ -127,7 +127,11 @@ fn installed_schemas_parse_identically_and_mostly_fast() {
         return;
     };
     // `<venv>/bin/python` → `<venv>/lib/python3.*/site-packages`.
-    let venv = python.parent().and_then(|p| p.parent()).unwrap().to_path_buf();
+    let venv = python
+        .parent()
+        .and_then(|p| p.parent())
+        .unwrap()
+        .to_path_buf();
     let mut dirs = vec![venv.join("lib")];
     let (mut total, mut fast) = (0, 0);
     let mut slow = Vec::new();
@@ -152,7 +156,11 @@ fn installed_schemas_parse_identically_and_mostly_fast() {
             }
         }
     }
-    assert!(total >= 1000, "only {total} schema files found under {}", venv.display());
+    assert!(
+        total >= 1000,
+        "only {total} schema files found under {}",
+        venv.display()
+    );
     assert!(
         fast * 100 >= total * 99,
         "fast parser read {fast} of {total} schema files; left: {slow:#?}"
