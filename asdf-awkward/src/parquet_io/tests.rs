@@ -21,9 +21,12 @@ use crate::arrow::from_record_batches;
 
 const ROWS: usize = 3000;
 
+/// What the tests and their helpers return: any failure ends the test with its message.
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
 /// Every column shape [`direct::plan`] takes (and a string column with nulls it leaves to
 /// arrow-rs).
-fn batch() -> RecordBatch {
+fn batch() -> TestResult<RecordBatch> {
     let required = |t| Arc::new(Field::new("item", t, false));
     let mut jag =
         LargeListBuilder::new(Float64Builder::new()).with_field(required(DataType::Float64));
@@ -78,26 +81,26 @@ fn batch() -> RecordBatch {
         ("bytes", Arc::new(bytes)),
         ("text_nulls", Arc::new(text_nulls)),
     ];
-    RecordBatch::try_from_iter(columns).unwrap()
+    Ok(RecordBatch::try_from_iter(columns)?)
 }
 
-fn write(path: &std::path::Path, batch: &RecordBatch, props: WriterProperties) {
-    let file = File::create(path).unwrap();
-    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
+fn write(path: &std::path::Path, batch: &RecordBatch, props: WriterProperties) -> TestResult {
+    let mut w = ArrowWriter::try_new(File::create(path)?, batch.schema(), Some(props))?;
+    w.write(batch)?;
+    w.close()?;
+    Ok(())
 }
 
 /// The file read by arrow-rs alone, converted by the crate's Arrow mapping.
-fn through_arrow_rs(path: &std::path::Path) -> crate::Layout {
-    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+fn through_arrow_rs(path: &std::path::Path) -> TestResult<crate::Layout> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
     let schema = reader.schema().clone();
-    let batches: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
-    from_record_batches(&schema, &batches).unwrap()
+    let batches = reader.build()?.collect::<Result<Vec<RecordBatch>, _>>()?;
+    Ok(from_record_batches(&schema, &batches)?)
 }
 
 #[test]
-fn numbers_and_lists_read_as_arrow_rs_reads_them() {
+fn numbers_and_lists_read_as_arrow_rs_reads_them() -> TestResult {
     let tmp = asdf_testkit::TempDir::new("awk-parquet-direct");
     let base = || WriterProperties::builder();
     let variants = [
@@ -127,53 +130,53 @@ fn numbers_and_lists_read_as_arrow_rs_reads_them() {
                 .build(),
         ),
     ];
-    let batch = batch();
+    let batch = batch()?;
     for (name, props) in variants {
         let path = tmp.join("t.parquet");
-        write(&path, &batch, props);
-        let meta =
-            ArrowReaderMetadata::load(&File::open(&path).unwrap(), Default::default()).unwrap();
+        write(&path, &batch, props)?;
+        let meta = ArrowReaderMetadata::load(&File::open(&path)?, Default::default())?;
         // The number, list and string columns are read here; strings with nulls by arrow-rs.
         let planned: Vec<bool> = (0..13).map(|c| direct::plan(&meta, c).is_some()).collect();
         assert_eq!(planned, [[true; 12].as_slice(), &[false]].concat());
         // Columns without nulls are read whole; lists only when the footer's statistics say
         // how many items each row group holds.
-        let whole: Vec<bool> = (0..12)
+        let whole = (0..12)
             .map(|c| {
-                let plan = direct::plan(&meta, c).unwrap();
-                direct::read_whole(&path, &meta, &plan).unwrap().is_some()
+                let plan = direct::plan(&meta, c).ok_or("a column left unplanned")?;
+                Ok(direct::read_whole(&path, &meta, &plan)?.is_some())
             })
-            .collect();
+            .collect::<TestResult<Vec<bool>>>()?;
         let stats = name != "no statistics";
         let want = [
             true, false, true, false, true, stats, false, stats, false, true, true, true,
         ];
         assert_eq!(whole, want, "{name}");
         // The whole columns' chunks are placed from their pages, none left to the column reader.
-        let tally = || {
-            let tally = direct::PLACED.lock().unwrap();
+        let tally = || -> TestResult<[usize; 2]> {
+            let tally = direct::PLACED.lock().map_err(|e| e.to_string())?;
             let mine = tally.iter().filter(|(p, _)| *p == path);
-            mine.fold(
+            Ok(mine.fold(
                 [0, 0],
                 |[y, n], (_, placed)| if *placed { [y + 1, n] } else { [y, n + 1] },
-            )
+            ))
         };
-        let before = tally();
-        let ours = read_parquet(&path).unwrap();
-        let after = tally();
+        let before = tally()?;
+        let ours = read_parquet(&path)?;
+        let after = tally()?;
         let groups = meta.metadata().num_row_groups();
         let wholes = want.iter().filter(|w| **w).count();
         assert_eq!(after[0] - before[0], groups * wholes, "{name}");
         assert_eq!(after[1], before[1], "{name}");
-        same(name, &ours, &through_arrow_rs(&path));
+        same(name, &ours, &through_arrow_rs(&path)?)?;
     }
+    Ok(())
 }
 
 /// `ours` and `want` (records of the same fields) the same arrays, or a panic naming the first
 /// field that differs (and not printing the whole table). Columns without nulls are equal
 /// buffer for buffer; the others have the same classes and values, as arrow-rs leaves what
 /// it likes under a null (the last value before it) and this reader a zero.
-fn same(name: &str, ours: &crate::Layout, want: &crate::Layout) {
+fn same(name: &str, ours: &crate::Layout, want: &crate::Layout) -> TestResult {
     let (crate::Layout::Record(a), crate::Layout::Record(b)) = (ours, want) else {
         panic!("{name}: not records");
     };
@@ -183,7 +186,7 @@ fn same(name: &str, ours: &crate::Layout, want: &crate::Layout) {
         let show = |l: &crate::Layout| format!("{l:?}").chars().take(600).collect::<String>();
         let equal = match field.contains("nulls") || field == "long" || field == "jag_items" {
             false => x == y,
-            true => classes(x) == classes(y) && x.to_json().unwrap() == y.to_json().unwrap(),
+            true => classes(x) == classes(y) && x.to_json()? == y.to_json()?,
         };
         assert!(
             equal,
@@ -192,6 +195,7 @@ fn same(name: &str, ours: &crate::Layout, want: &crate::Layout) {
             show(y)
         );
     }
+    Ok(())
 }
 
 /// A layout's classes, depth first.
@@ -207,7 +211,7 @@ fn classes(l: &crate::Layout) -> Vec<&'static str> {
 /// that cannot): a record cannot start with repetition level 1, continue an empty list, or use
 /// levels past the column's maxima; the error says which.
 #[test]
-fn levels_that_describe_no_list_are_errors() {
+fn levels_that_describe_no_list_are_errors() -> TestResult {
     let plan = |list: bool| {
         let item = Arc::new(arrow_schema::Field::new(
             "item",
@@ -222,7 +226,7 @@ fn levels_that_describe_no_list_are_errors() {
             .take(def.len(), def, rep)
             .map(|()| (levels.records, levels.slots))
     };
-    assert_eq!(take(&[1, 1, 0, 1], &[0, 1, 0, 0]).unwrap(), (3, 3));
+    assert_eq!(take(&[1, 1, 0, 1], &[0, 1, 0, 0])?, (3, 3));
     for (def, rep, says) in [
         (
             &[1, 1][..],
@@ -244,12 +248,13 @@ fn levels_that_describe_no_list_are_errors() {
     let mut flat = Levels::new(&direct::Plan::for_test(true, None), 1, 0);
     let e = flat.take(3, &[0, 1], &[]).unwrap_err().to_string();
     assert!(e.contains("2 definition levels for 3"), "{e}");
+    Ok(())
 }
 
 /// Values decoded without their null slots move to their slots from the back, nulls left as
 /// zeros: for a list column (levels at or below `empty` have no slot) and a column of numbers.
 #[test]
-fn values_spread_to_their_slots() {
+fn values_spread_to_their_slots() -> TestResult {
     let item = Arc::new(arrow_schema::Field::new(
         "item",
         arrow_schema::DataType::Int64,
@@ -258,35 +263,38 @@ fn values_spread_to_their_slots() {
     let mut lists = Levels::new(&direct::Plan::for_test(false, Some((true, item))), 2, 0);
     // [[7, null], [], [8]]: levels (def, rep) (2,0) (1,1) (0,0) (2,0).
     let (def, rep) = ([2, 1, 0, 2], [0, 1, 0, 0]);
-    lists.take(4, &def, &rep).unwrap();
+    lists.take(4, &def, &rep)?;
     let mut values = vec![5i64, 7, 8];
     lists.spread(&mut values, 1, &def);
     assert_eq!(values, [5, 7, 0, 8]);
     let mut numbers = Levels::new(&direct::Plan::for_test(true, None), 1, 0);
     let def = [0, 1, 1, 0];
-    numbers.take(4, &def, &[]).unwrap();
+    numbers.take(4, &def, &[])?;
     let mut values = vec![3.5f64, 4.5];
     numbers.spread(&mut values, 0, &def);
     assert_eq!(values, [0.0, 3.5, 4.5, 0.0]);
+    Ok(())
 }
 
 /// A file with every byte flipped in turn, and cut at every length, reads or fails with an
 /// error naming it, whichever reader (pages, column reader, arrow-rs) meets the damage: no
 /// panic leaves `read_parquet`.
 #[test]
-fn damaged_files_are_errors_not_panics() {
+fn damaged_files_are_errors_not_panics() -> TestResult {
     let tmp = asdf_testkit::TempDir::new("awk-parquet-damage");
-    let full = batch();
-    let columns = ["f", "jag", "jag_nulls", "accented"].map(|c| full.schema().index_of(c).unwrap());
-    let batch = full.project(&columns).unwrap().slice(0, 60);
+    let full = batch()?;
+    let schema = full.schema();
+    let columns = ["f", "jag", "jag_nulls", "accented"].map(|c| schema.index_of(c));
+    let columns = columns.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let batch = full.project(&columns)?.slice(0, 60);
     let props = WriterProperties::builder()
         .set_data_page_row_count_limit(16)
         .set_write_batch_size(8)
         .set_max_row_group_row_count(Some(40))
         .build();
     let good = tmp.join("good.parquet");
-    write(&good, &batch, props);
-    let bytes = std::fs::read(&good).unwrap();
+    write(&good, &batch, props)?;
+    let bytes = std::fs::read(&good)?;
     let bad = tmp.join("bad.parquet");
     // The parquet and arrow crates' contained panics are not reported (the rest are, as before).
     let report = std::panic::take_hook();
@@ -300,7 +308,7 @@ fn damaged_files_are_errors_not_panics() {
     for at in 0..bytes.len() {
         let mut b = bytes.clone();
         b[at] ^= 0xff;
-        std::fs::write(&bad, &b).unwrap();
+        std::fs::write(&bad, &b)?;
         match read_parquet(&bad) {
             Ok(_) => outcomes[1] += 1,
             Err(e) => {
@@ -310,9 +318,10 @@ fn damaged_files_are_errors_not_panics() {
         }
     }
     for len in 0..bytes.len() {
-        std::fs::write(&bad, &bytes[..len]).unwrap();
+        std::fs::write(&bad, &bytes[..len])?;
         assert!(read_parquet(&bad).is_err(), "cut at {len}");
     }
     // Flips in values still read; those in headers, levels and the footer fail.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+    Ok(())
 }
