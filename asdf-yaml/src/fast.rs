@@ -200,10 +200,10 @@ fn is_uri_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || b"-#;/?:@&=+$,_.!~*'()[]%".contains(&c)
 }
 
-/// Characters accepted in a tag (a conservative subset of URI characters; anything else, such
-/// as `%` escapes, is left to the reference parser).
+/// Characters accepted in a shorthand tag: URI characters but flow indicators and `!`, as the
+/// reference parser has it, and without `%` escapes (left to the reference parser).
 fn is_tag_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-_./:~@;=+$?&*'()#".contains(&c)
+    is_uri_char(c) && !matches!(c, b',' | b'[' | b']' | b'!' | b'%')
 }
 
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
