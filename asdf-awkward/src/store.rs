@@ -221,7 +221,12 @@ impl BlobStore for DirStore {
             });
         }
         check_size(name, meta.len(), max_bytes)?;
-        let bytes = read_bounded(&path, max_bytes)?;
+        // The file's own size (within the limit) sizes the buffer; a file that shrinks meanwhile
+        // is an error, one that grows is read up to the size seen.
+        let too_big = |e: String| Error::io(path.display(), std::io::Error::other(e));
+        let len = usize::try_from(meta.len()).map_err(|e| too_big(e.to_string()))?;
+        let mut bytes = array_core::zeroed_vec::<u8>(len).map_err(|e| too_big(e.to_string()))?;
+        self.read_into(name, &mut bytes)?;
         Ok(Some(Cow::Owned(bytes)))
     }
 
@@ -278,17 +283,6 @@ impl BlobSink for DirStore {
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         write_atomic(&self.target(name)?, false, |f| f.write_all(bytes))
     }
-}
-
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let f = fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
-    let mut out = Vec::new();
-    f.take(max.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| Error::io(path.display(), e))?;
-    check_size(&path.display().to_string(), out.len() as u64, max)?;
-    Ok(out)
 }
 
 /// Writes `path` through the workspace's crash-safe writer ([`array_core::AtomicFile`]): a
