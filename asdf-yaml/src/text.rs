@@ -136,6 +136,15 @@ impl Str {
             && std::ptr::eq(self.heap_ptr(), other.heap_ptr())
     }
 
+    /// The two words of inline text (only for a `Str` whose `inline_len` is `Some`).
+    #[inline]
+    fn inline_words(&self) -> [u64; 2] {
+        // SAFETY: `Str` is `repr(C)`, 16 bytes aligned like a pointer, so it can be read as two
+        // words; inline text's 16 bytes are all initialised (`Str::from` writes them whole).
+        let [lo, hi] = unsafe { *(self as *const Str).cast::<[u64; 2]>() };
+        [u64::from_le(lo), u64::from_le(hi)]
+    }
+
     /// The length of inline text; `None` for shared text.
     #[inline]
     fn inline_len(&self) -> Option<usize> {
@@ -170,39 +179,47 @@ impl Str {
 }
 
 impl From<&str> for Str {
+    #[inline]
     fn from(s: &str) -> Str {
         let Some(&mark) = INLINE_MARKS.get(s.len()) else {
             return Str::shared(Arc::from(s));
         };
-        let mut bytes = [0u8; 15];
-        copy_short(&mut bytes, s.as_bytes());
-        let (head, tail) = bytes.split_at(8);
-        Str {
-            head: Head {
-                bytes: head.try_into().unwrap_or_default(),
-            },
-            tail: tail.try_into().unwrap_or_default(),
-            mark,
-        }
+        let [lo, hi] = inline_words(s.as_bytes(), mark);
+        // SAFETY: `Str` is `repr(C)`, 16 bytes with the alignment of a pointer (its `head`);
+        // in memory order (the words are stored little-endian) the array holds the text
+        // zero-padded to 15 bytes and then a valid `Mark`, exactly the inline representation
+        // `as_str` reads.
+        unsafe { std::mem::transmute::<[u64; 2], Str>([lo.to_le(), hi.to_le()]) }
     }
 }
 
-/// Copies `src` (at most 15 bytes) to the start of `dst` with two overlapping fixed-size
-/// copies instead of a call to `memcpy`: every key and short value of a tree comes through here.
+/// The two words of inline text (at most 15 bytes): the text zero-padded to 15 bytes, then
+/// `mark` in the top byte. Built in registers from at most two overlapping loads, so the
+/// `Str` is stored as two whole words: every key and short value of a tree comes through here,
+/// and a `Str` stored byte by byte stalls the load that moves it next.
 #[inline]
-fn copy_short(dst: &mut [u8; 15], src: &[u8]) {
+fn inline_words(src: &[u8], mark: Mark) -> [u64; 2] {
     let n = src.len();
-    if n >= 8 {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+    let le8 = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+    let le4 = |b: &[u8]| u64::from(u32::from_le_bytes(b.try_into().unwrap_or_default()));
+    let (lo, hi) = if n >= 8 {
+        // The last eight bytes hold bytes `n - 8..n`; bytes `8..n` are their top `n - 8`.
+        let last = le8(&src[n - 8..]);
+        (
+            le8(&src[..8]),
+            last.checked_shr(8 * (16 - n) as u32).unwrap_or(0),
+        )
     } else if n >= 4 {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        // Two overlapping loads; the bytes both hold are the same.
+        (le4(&src[..4]) | le4(&src[n - 4..]) << (8 * (n - 4)), 0)
     } else {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = *s;
-        }
-    }
+        let w = src
+            .iter()
+            .enumerate()
+            .fold(0, |w, (i, &c)| w | u64::from(c) << (8 * i));
+        (w, 0)
+    };
+    [lo, hi | u64::from(mark as u8) << 56]
 }
 
 impl From<String> for Str {
@@ -247,7 +264,12 @@ impl Default for Str {
 }
 
 impl PartialEq for Str {
+    #[inline]
     fn eq(&self, other: &Str) -> bool {
+        // Inline text is zero-padded and its mark holds its length: equal text, equal words.
+        if self.mark != Mark::Shared && other.mark != Mark::Shared {
+            return self.inline_words() == other.inline_words();
+        }
         self.as_str() == other.as_str()
     }
 }
@@ -458,6 +480,32 @@ mod tests {
             assert_eq!(i.get(&format!("k{k}")), format!("k{k}"));
         }
         assert_eq!(i.slots.len(), Interner::SLOTS);
+    }
+
+    #[test]
+    fn equality_is_the_texts_for_every_length_and_representation() {
+        let text = "abcdefghijklmnopqrstuvwxyz";
+        for len in 0..=Str::INLINE_CAPACITY + 2 {
+            let a = Str::from(&text[..len]);
+            // The same text held as shared text (as a long string would be) is equal too.
+            let shared = Str::shared(Arc::from(&text[..len]));
+            assert_eq!(a, shared);
+            assert_eq!(shared, a);
+            for other in 0..=Str::INLINE_CAPACITY + 2 {
+                assert_eq!(
+                    a == Str::from(&text[..other]),
+                    len == other,
+                    "{len} {other}"
+                );
+            }
+            // One byte changed anywhere makes it differ.
+            for at in 0..len {
+                let mut changed = text[..len].to_string().into_bytes();
+                changed[at] = b'_';
+                let changed = String::from_utf8(changed).unwrap_or_default();
+                assert_ne!(a, Str::from(changed.as_str()), "{len} {at}");
+            }
+        }
     }
 
     #[test]
