@@ -1000,11 +1000,29 @@ fn key_id(k: &Node) -> Option<KeyId<'_>> {
 /// Mappings up to this many entries look for duplicate keys by comparing pairs.
 const SMALL_MAP: usize = 16;
 
+/// Whether the keys of a mapping of at most [`SMALL_MAP`] entries are distinct, when every one
+/// of them is a string; `None` when one is not.
+fn distinct_str_keys(entries: &[(Node, Node)]) -> Option<bool> {
+    let mut keys = [""; SMALL_MAP];
+    for (slot, (k, _)) in keys.iter_mut().zip(entries) {
+        *slot = match k.value() {
+            Value::Str(s) => s.as_str(),
+            _ => return None,
+        };
+    }
+    let keys = &keys[..entries.len().min(SMALL_MAP)];
+    Some((1..keys.len()).all(|i| !keys[..i].contains(&keys[i])))
+}
+
 /// Later duplicates replace the value of the first occurrence, which keeps its position (what a
 /// Python dict built by PyYAML does).
 pub(crate) fn dedup(entries: Entries) -> Mapping {
     if entries.len() <= SMALL_MAP {
-        // Small mappings (nearly all of them): compare keys pairwise, without allocating.
+        // Small mappings (nearly all of them): compare keys pairwise, without allocating;
+        // string keys (nearly all keys) as they are, others by their identity.
+        if distinct_str_keys(&entries) == Some(true) {
+            return Mapping::from_unique(entries);
+        }
         let mut ids: [Option<KeyId<'_>>; SMALL_MAP] = Default::default();
         for (id, (k, _)) in ids.iter_mut().zip(entries.iter()) {
             *id = key_id(k);
