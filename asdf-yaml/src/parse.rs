@@ -857,11 +857,28 @@ impl<'t> Builder<'t> {
     }
 
     /// A finished node that is a key of the innermost mapping: checked, then held until its
-    /// value comes.
-    #[inline(never)]
+    /// value comes. Inlined for the reason given at [`scalar`](Self::scalar); keys that are
+    /// not strings, ints or bools are checked out of line.
+    #[inline(always)]
     fn key(&mut self, node: Node, mark: &Marker) -> Result<()> {
         // Only a plain, untagged, unanchored `<<` is a merge key.
         let is_merge = self.plain_merge && !node.is_shared();
+        if matches!(
+            node.value(),
+            Value::Seq(_) | Value::Map(_) | Value::Null | Value::Float(_)
+        ) {
+            self.odd_key(&node, mark)?;
+        }
+        if let Some(FrameKind::Map { pending, .. }) = self.stack.last_mut().map(|f| &mut f.kind) {
+            *pending = Some((node, is_merge));
+        }
+        Ok(())
+    }
+
+    /// A collection as a key is an error; null and float keys are warned about.
+    #[cold]
+    #[inline(never)]
+    fn odd_key(&mut self, node: &Node, mark: &Marker) -> Result<()> {
         match node.value() {
             Value::Seq(_) | Value::Map(_) => {
                 let kind = if matches!(node.value(), Value::Seq(_)) {
@@ -869,25 +886,21 @@ impl<'t> Builder<'t> {
                 } else {
                     "mapping"
                 };
-                return Err(Error::InvalidKey {
+                Err(Error::InvalidKey {
                     kind,
                     location: self.loc(mark),
-                });
+                })
             }
-            Value::Null | Value::Float(_) => {
+            _ => {
                 let message = format!(
                     "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
                     node,
                     node.kind()
                 );
                 self.warn(mark, message);
+                Ok(())
             }
-            _ => {}
         }
-        if let Some(FrameKind::Map { pending, .. }) = self.stack.last_mut().map(|f| &mut f.kind) {
-            *pending = Some((node, is_merge));
-        }
-        Ok(())
     }
 
     fn warn(&mut self, mark: &Marker, message: String) {

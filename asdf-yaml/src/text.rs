@@ -163,6 +163,12 @@ impl Str {
         std::ptr::slice_from_raw_parts(ptr, u64::from_le_bytes(len) as usize) as *const str
     }
 
+    /// Long text, copied into a new shared allocation.
+    #[inline(never)]
+    fn copied(text: &str) -> Str {
+        Str::shared(Arc::from(text))
+    }
+
     fn shared(text: Arc<str>) -> Str {
         let len = (text.len() as u64).to_le_bytes();
         // No allocation reaches 2^56 bytes, so the length fits the seven bytes of `tail`.
@@ -179,10 +185,12 @@ impl Str {
 }
 
 impl From<&str> for Str {
-    #[inline]
+    /// Inlined, with long text copied out of line: a `Str` returned from a call is reloaded
+    /// whole from the two words it was stored as, a load the processor cannot forward.
+    #[inline(always)]
     fn from(s: &str) -> Str {
         let Some(&mark) = INLINE_MARKS.get(s.len()) else {
-            return Str::shared(Arc::from(s));
+            return Str::copied(s);
         };
         let [lo, hi] = inline_words(s.as_bytes(), mark);
         // SAFETY: `Str` is `repr(C)`, 16 bytes with the alignment of a pointer (its `head`);
@@ -197,7 +205,7 @@ impl From<&str> for Str {
 /// `mark` in the top byte. Built in registers from at most two overlapping loads, so the
 /// `Str` is stored as two whole words: every key and short value of a tree comes through here,
 /// and a `Str` stored byte by byte stalls the load that moves it next.
-#[inline]
+#[inline(always)]
 fn inline_words(src: &[u8], mark: Mark) -> [u64; 2] {
     let n = src.len();
     let le8 = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
