@@ -500,11 +500,8 @@ mod tests {
             assert_eq!(a, shared);
             assert_eq!(shared, a);
             for other in 0..=Str::INLINE_CAPACITY + 2 {
-                assert_eq!(
-                    a == Str::from(&text[..other]),
-                    len == other,
-                    "{len} {other}"
-                );
+                let b = Str::from(&text[..other]);
+                assert_eq!(a == b, len == other, "{len} {other}");
             }
             // One byte changed anywhere makes it differ.
             for at in 0..len {
