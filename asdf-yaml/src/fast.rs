@@ -288,11 +288,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// From the end of a line's content, moves to the first character of the next line that
     /// holds content (skipping blank and comment lines) and returns its indentation.
     fn next_line(&mut self) -> R<Next> {
-        match memchr(b'\n', &self.b[self.pos..]) {
-            Some(i) => self.pos += i + 1,
-            None => {
-                self.pos = self.b.len();
-                return Ok(None);
+        // Nearly always the position is at the line break already.
+        if self.peek() == Some(b'\n') {
+            self.pos += 1;
+        } else {
+            match memchr(b'\n', &self.b[self.pos..]) {
+                Some(i) => self.pos += i + 1,
+                None => {
+                    self.pos = self.b.len();
+                    return Ok(None);
+                }
             }
         }
         loop {
@@ -1392,6 +1397,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// Blanks, comments and line breaks between flow tokens; lines must be indented past
     /// `parent`.
     fn flow_ws(&mut self, parent: isize) -> R {
+        // Most flow tokens follow each other on one line, one blank apart at most.
+        if self.peek() == Some(b' ') {
+            self.pos += 1;
+        }
+        if !matches!(self.peek(), Some(b' ' | b'\n' | b'#')) {
+            return Ok(());
+        }
         loop {
             self.skip_ws();
             match self.peek() {
