@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use memchr::{memchr, memchr2, memchr3};
-use saphyr_parser::{Event, Marker, ScalarStyle, Tag};
+use saphyr_parser::{Event, Marker, ScalarStyle};
 
 /// Why the fast path stopped: the construct (or error) it leaves to the reference parser.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,15 @@ type R<T = ()> = Result<T, Bail>;
 /// Kept low enough for 2 MiB thread stacks in unoptimised builds.
 const MAX_DEPTH: usize = 96;
 
+/// A node's tag as a parser read it: the prefix its handle stands for (empty for a verbatim
+/// tag) and its suffix; the full tag is the two joined. Borrowed from the text (and from the
+/// `%TAG` directives), so a tagged node costs the parser no allocation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TagParts<'a> {
+    pub prefix: &'a str,
+    pub suffix: &'a str,
+}
+
 /// Receives the events. An `Err` (the builder refused an event: a limit, a bad alias, a
 /// warning-worthy key) stops the fast path.
 ///
@@ -56,11 +65,17 @@ pub(crate) trait Sink<'t> {
         text: &str,
         style: ScalarStyle,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         at: usize,
     ) -> Result<(), ()>;
     /// `Event::MappingStart` (`map`) or `Event::SequenceStart` at byte offset `at`.
-    fn start(&mut self, map: bool, anchor: usize, tag: Option<&Tag>, at: usize) -> Result<(), ()>;
+    fn start(
+        &mut self,
+        map: bool,
+        anchor: usize,
+        tag: Option<TagParts<'_>>,
+        at: usize,
+    ) -> Result<(), ()>;
     /// `Event::MappingEnd` or `Event::SequenceEnd` (whichever closes the innermost collection).
     fn end(&mut self, at: usize) -> Result<(), ()>;
 }
@@ -82,15 +97,14 @@ enum Ctx {
     Root,
 }
 
-/// Anchor and tag of a node. Two words: nearly every node has neither, and the hot path
-/// moves a `Props` through several calls.
+/// Anchor and tag of a node.
 #[derive(Default)]
-struct Props {
+struct Props<'t> {
     anchor: usize,
-    tag: Option<Box<Tag>>,
+    tag: Option<TagParts<'t>>,
 }
 
-impl Props {
+impl Props<'_> {
     fn is_empty(&self) -> bool {
         self.anchor == 0 && self.tag.is_none()
     }
@@ -220,8 +234,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// Opens a mapping (`map`) or a sequence in the sink.
-    fn emit_start(&mut self, map: bool, props: &Props, at: usize) -> R {
-        let sent = self.sink.start(map, props.anchor, props.tag.as_deref(), at);
+    fn emit_start(&mut self, map: bool, props: &Props<'t>, at: usize) -> R {
+        let sent = self.sink.start(map, props.anchor, props.tag, at);
         refused(sent, at)
     }
 
@@ -458,7 +472,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A node that starts a line (the position is at its first character).
-    fn block_node(&mut self, parent: isize, props: Props) -> R<Next> {
+    fn block_node(&mut self, parent: isize, props: Props<'t>) -> R<Next> {
         if matches!(self.peek(), Some(b'!' | b'&')) {
             if !props.is_empty() {
                 return self.bail("properties on two lines");
@@ -473,7 +487,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// The node at the position; `compact` allows a block mapping or sequence to start here.
-    fn node_here(&mut self, parent: isize, props: Props, compact: bool) -> R<Next> {
+    fn node_here(&mut self, parent: isize, props: Props<'t>, compact: bool) -> R<Next> {
         let col = self.pos - self.line_start;
         let at = self.pos;
         match self.peek() {
@@ -528,7 +542,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A plain scalar at the position: a scalar node, or the first key of a block mapping.
-    fn plain_node(&mut self, parent: isize, props: Props, compact: bool, col: usize) -> R<Next> {
+    fn plain_node(
+        &mut self,
+        parent: isize,
+        props: Props<'t>,
+        compact: bool,
+        col: usize,
+    ) -> R<Next> {
         let at = self.pos;
         let (end, stop) = self.plain_line(self.pos);
         let first = &self.text[at..end];
@@ -555,7 +575,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn block_map(
         &mut self,
         col: usize,
-        props: Props,
+        props: Props<'t>,
         key: (Cow<'t, str>, ScalarStyle, usize),
     ) -> R<Next> {
         let at = key.2;
@@ -568,7 +588,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// A block mapping at column `col` whose first entry is an explicit one (the position is
     /// at its `?`).
-    fn explicit_map(&mut self, col: usize, props: Props) -> R<Next> {
+    fn explicit_map(&mut self, col: usize, props: Props<'t>) -> R<Next> {
         self.enter()?;
         self.emit_start(true, &props, self.pos)?;
         let next = self.explicit_entry(col)?;
@@ -648,7 +668,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A block sequence whose first `-` is at the position, at column `col`.
-    fn block_seq(&mut self, col: usize, props: Props) -> R<Next> {
+    fn block_seq(&mut self, col: usize, props: Props<'t>) -> R<Next> {
         let at = self.pos;
         self.enter()?;
         self.emit_start(false, &props, at)?;
@@ -672,7 +692,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Anchors and tags before a node (at most one of each), with the blanks after them.
     #[inline]
-    fn props(&mut self) -> R<Props> {
+    fn props(&mut self) -> R<Props<'t>> {
         if !matches!(self.peek(), Some(b'&' | b'!')) {
             return Ok(Props::default());
         }
@@ -680,7 +700,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     #[inline(never)]
-    fn read_props(&mut self) -> R<Props> {
+    fn read_props(&mut self) -> R<Props<'t>> {
         let mut props = Props::default();
         loop {
             match self.peek() {
@@ -690,7 +710,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     self.next_anchor += 1;
                     self.anchors.insert(name, props.anchor);
                 }
-                Some(b'!') if props.tag.is_none() => props.tag = Some(Box::new(self.tag()?)),
+                Some(b'!') if props.tag.is_none() => props.tag = Some(self.tag()?),
                 _ => return Ok(props),
             }
             if !self.blank_at(self.pos) {
@@ -717,7 +737,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(&self.text[start..end])
     }
 
-    fn tag(&mut self) -> R<Tag> {
+    fn tag(&mut self) -> R<TagParts<'t>> {
         if self.peek_at(self.pos + 1) == Some(b'<') {
             return self.verbatim_tag();
         }
@@ -749,17 +769,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             _ => return self.bail("an undeclared tag handle"),
         };
         self.pos = end;
-        Ok(Tag {
-            handle: prefix.to_string(),
-            suffix: suffix.to_string(),
-        })
+        Ok(TagParts { prefix, suffix })
     }
 
     /// `!<uri>`: the URI as written, under no handle (what the reference parser makes of it).
     /// Python asdf writes every tag outside `tag:stsci.edu:asdf/` this way (gwcs, asdf-astropy,
     /// roman_datamodels), so real trees are full of them. Percent escapes, an empty URI and the
     /// non-specific `!<!>` are left to the reference parser.
-    fn verbatim_tag(&mut self) -> R<Tag> {
+    fn verbatim_tag(&mut self) -> R<TagParts<'t>> {
         let start = self.pos + 2;
         let mut end = start;
         while self.peek_at(end).is_some_and(is_uri_char) {
@@ -770,9 +787,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a verbatim tag the fast parser leaves to the reference parser");
         }
         self.pos = end + 1;
-        Ok(Tag {
-            handle: String::new(),
-            suffix: uri.to_string(),
+        Ok(TagParts {
+            prefix: "",
+            suffix: uri,
         })
     }
 
@@ -785,12 +802,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.emit(Event::Alias(id), at)
     }
 
-    fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props, at: usize) -> R {
-        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag.as_deref(), at);
+    fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props<'t>, at: usize) -> R {
+        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag, at);
         refused(sent, at)
     }
 
-    fn empty_scalar(&mut self, props: Props, at: usize) -> R {
+    fn empty_scalar(&mut self, props: Props<'t>, at: usize) -> R {
         self.scalar(Cow::Borrowed(""), ScalarStyle::Plain, props, at)
     }
 
@@ -967,7 +984,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// the reference parser: a header alone on its line, an empty
     /// scalar, lines of spaces longer than the indentation, more-indented lines of a folded
     /// scalar, and text that ends without a line break.
-    fn block_scalar(&mut self, parent: isize, props: Props) -> R<Next> {
+    fn block_scalar(&mut self, parent: isize, props: Props<'t>) -> R<Next> {
         let at = self.pos;
         let own_line = (self.b.get(self.line_start..self.pos))
             .is_none_or(|before| before.iter().all(|&c| c == b' '));
@@ -1015,7 +1032,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         &mut self,
         text: String,
         folded: bool,
-        props: Props,
+        props: Props<'t>,
         at: usize,
         end: usize,
     ) -> R<Next> {
@@ -1331,7 +1348,7 @@ const FLOW_PLAIN_SPECIAL: [bool; 256] = {
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// A node inside (or starting) a flow collection: properties, then a collection, an alias,
     /// a quoted or a plain scalar. Lines inside must be indented past `parent`.
-    fn flow_node(&mut self, parent: isize, props: Props) -> R {
+    fn flow_node(&mut self, parent: isize, props: Props<'t>) -> R {
         let props = if props.is_empty() {
             self.props()?
         } else {
@@ -1435,7 +1452,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A flow sequence (`[`) or mapping (`{`) at the position, through its closing bracket.
-    fn flow_collection(&mut self, parent: isize, props: Props, map: bool) -> R {
+    fn flow_collection(&mut self, parent: isize, props: Props<'t>, map: bool) -> R {
         let at = self.pos;
         self.enter()?;
         let close = if map { b'}' } else { b']' };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use crate::error::{Error, Location, Result};
-use crate::fast::{Bail, Sink};
+use crate::fast::{Bail, Sink, TagParts};
 use crate::node::{Entries, Mapping, Node, Value};
 use crate::resolve::{
     construct_bool, construct_float, construct_int, resolve_plain, simple_number, Implicit,
@@ -346,6 +346,10 @@ struct Builder<'t> {
     tags: std::collections::HashSet<SharedTag>,
     /// Repeated strings (mapping keys above all), stored once.
     strings: Interner,
+    /// The tag interned last.
+    last_tag: Option<SharedTag>,
+    /// Where a tag's full text is put together (kept to reuse its allocation).
+    tag_buf: String,
     /// Bytes of the distinct tags, against [`MAX_TAG_TOTAL_BYTES`].
     tag_bytes: usize,
     /// Documents started so far.
@@ -374,7 +378,12 @@ impl<'t> Builder<'t> {
     /// The shared copy of `tag` (stored on first use), within [`MAX_TAG_BYTES`] and
     /// [`MAX_TAG_TOTAL_BYTES`].
     fn intern(&mut self, tag: &str, mark: &Marker) -> Result<SharedTag> {
+        // Tagged nodes come in runs of one tag (the rows of a table, a list of quantities).
+        if let Some(t) = self.last_tag.as_ref().filter(|t| t.as_str() == tag) {
+            return Ok(t.clone());
+        }
         if let Some(t) = self.tags.get(tag) {
+            self.last_tag = Some(t.clone());
             return Ok(t.clone());
         }
         let total = self.tag_bytes.saturating_add(tag.len());
@@ -388,6 +397,7 @@ impl<'t> Builder<'t> {
         self.tag_bytes = total;
         let t = SharedTag::new(tag);
         self.tags.insert(t.clone());
+        self.last_tag = Some(t.clone());
         Ok(t)
     }
 
@@ -429,6 +439,8 @@ impl<'t> Builder<'t> {
             warnings: Vec::new(),
             plain_merge: false,
             tags: std::collections::HashSet::new(),
+            last_tag: None,
+            tag_buf: String::new(),
             strings: Interner::new(),
             tag_bytes: 0,
             documents: 0,
@@ -478,13 +490,13 @@ impl<'t> Builder<'t> {
                 self.finish(node, size, &mark)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
-                self.on_scalar(&text, style, anchor, tag.as_deref(), &mark)?
+                self.on_scalar(&text, style, anchor, tag.as_deref().map(parts), &mark)?
             }
             Event::SequenceStart(anchor, tag) => {
-                self.on_start(false, anchor, tag.as_deref(), mark)?
+                self.on_start(false, anchor, tag.as_deref().map(parts), mark)?
             }
             Event::MappingStart(anchor, tag) => {
-                self.on_start(true, anchor, tag.as_deref(), mark)?
+                self.on_start(true, anchor, tag.as_deref().map(parts), mark)?
             }
             Event::SequenceEnd | Event::MappingEnd => self.on_end(&mark)?,
         }
@@ -498,7 +510,7 @@ impl<'t> Builder<'t> {
         text: &str,
         style: ScalarStyle,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         mark: &Marker,
     ) -> Result<()> {
         let node = self.scalar(text, style, tag, mark)?;
@@ -515,7 +527,7 @@ impl<'t> Builder<'t> {
         &mut self,
         map: bool,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         mark: Marker,
     ) -> Result<()> {
         let kind = if map {
@@ -543,7 +555,7 @@ impl<'t> Builder<'t> {
     fn push(
         &mut self,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         start: Marker,
         kind: FrameKind,
     ) -> Result<()> {
@@ -553,8 +565,8 @@ impl<'t> Builder<'t> {
                 location: self.loc(&start),
             });
         }
-        let tag = match tag.and_then(collection_tag) {
-            Some(t) => Some(self.intern(&t, &start)?),
+        let tag = match tag {
+            Some(t) => self.collection_tag(t, &start)?,
             None => None,
         };
         if anchor != 0 {
@@ -714,7 +726,7 @@ impl<'t> Builder<'t> {
         &mut self,
         text: &str,
         style: ScalarStyle,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         mark: &Marker,
     ) -> Result<Node> {
         if text.len() > self.limits.max_scalar_bytes {
@@ -724,16 +736,27 @@ impl<'t> Builder<'t> {
                 location: self.loc(mark),
             });
         }
-        let full_tag = tag.map(full_tag);
-        let node = match full_tag.as_deref() {
+        let node = match tag {
             // Numbers (most plain scalars of a data tree) are resolved and read in one pass.
             None if style == ScalarStyle::Plain => match simple_number(text) {
                 Some(Number::Int(i)) => Node::new(Value::Int(i)),
                 Some(Number::Float(f)) => Node::from(f),
                 None => self.implicit(text, mark)?,
             },
-            None | Some("!") => self.string(text),
-            Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
+            None => self.string(text),
+            Some(t) => self.tagged(text, t, mark)?,
+        };
+        Ok(node)
+    }
+
+    /// A scalar with a tag: the YAML types by their tags, `!` a string, any other tag kept on
+    /// the string.
+    #[inline(never)]
+    fn tagged(&mut self, text: &str, tag: TagParts<'_>, mark: &Marker) -> Result<Node> {
+        let mut buf = std::mem::take(&mut self.tag_buf);
+        let node = match full_tag(&mut buf, tag) {
+            "!" => self.string(text),
+            t => match t.strip_prefix(YAML_TAG_PREFIX) {
                 Some("str") => self.string(text),
                 Some("null") => Node::null(),
                 Some("bool") => self.boolean(text, mark)?,
@@ -742,7 +765,20 @@ impl<'t> Builder<'t> {
                 _ => self.string(text).with_shared_tag(self.intern(t, mark)?),
             },
         };
+        self.tag_buf = buf;
         Ok(node)
+    }
+
+    /// A collection's tag as kept on the node: `!!seq`, `!!map` and `!` mean "no tag".
+    fn collection_tag(&mut self, tag: TagParts<'_>, mark: &Marker) -> Result<Option<SharedTag>> {
+        let mut buf = std::mem::take(&mut self.tag_buf);
+        let tag = match full_tag(&mut buf, tag) {
+            "!" => None,
+            s if matches!(s.strip_prefix(YAML_TAG_PREFIX), Some("seq" | "map")) => None,
+            s => Some(self.intern(s, mark)?),
+        };
+        self.tag_buf = buf;
+        Ok(tag)
     }
 
     /// An untagged plain scalar, typed by PyYAML's implicit resolver.
@@ -924,7 +960,7 @@ impl<'t> Sink<'t> for Builder<'_> {
         text: &str,
         style: ScalarStyle,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         at: usize,
     ) -> std::result::Result<(), ()> {
         let mark = Marker::new(at, 0, 0);
@@ -937,7 +973,7 @@ impl<'t> Sink<'t> for Builder<'_> {
         &mut self,
         map: bool,
         anchor: usize,
-        tag: Option<&Tag>,
+        tag: Option<TagParts<'_>>,
         at: usize,
     ) -> std::result::Result<(), ()> {
         let mark = Marker::new(at, 0, 0);
@@ -950,12 +986,20 @@ impl<'t> Sink<'t> for Builder<'_> {
     }
 }
 
-/// The full tag URI of a parser tag; `"!"` for the non-specific tag.
-fn full_tag(t: &Tag) -> String {
-    if t.handle.is_empty() && t.suffix == "!" {
-        return "!".to_string();
+/// The parts of a reference parser's tag.
+fn parts(t: &Tag) -> TagParts<'_> {
+    TagParts {
+        prefix: &t.handle,
+        suffix: &t.suffix,
     }
-    format!("{}{}", t.handle, repair_escapes(&t.suffix))
+}
+
+/// The full tag URI of a parser tag (`"!"` for the non-specific tag), written into `buf`.
+fn full_tag<'b>(buf: &'b mut String, t: TagParts<'_>) -> &'b str {
+    buf.clear();
+    buf.push_str(t.prefix);
+    buf.push_str(&repair_escapes(t.suffix));
+    buf
 }
 
 /// saphyr-parser 0.3.3 decodes a percent-escaped two-byte UTF-8 sequence in a tag (`%C3%A9`) as
@@ -982,16 +1026,6 @@ fn repair_escapes(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// A collection's tag as kept on the node: `!!seq`, `!!map` and `!` mean "no tag".
-fn collection_tag(t: &Tag) -> Option<String> {
-    let full = full_tag(t);
-    match full.as_str() {
-        "!" => None,
-        s if matches!(s.strip_prefix(YAML_TAG_PREFIX), Some("seq" | "map")) => None,
-        _ => Some(full),
-    }
 }
 
 /// Identity of a mapping key for duplicate detection, with Python's dict semantics
