@@ -120,6 +120,40 @@ pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64>
     Ok(best)
 }
 
+/// The best times of `f` on one thread and on a pool of `threads`, run alternately (one run on
+/// each, over and over, until 6 s have passed or each has run 50 times, at least 3 times each):
+/// a slow spell of a shared machine then falls on both rows alike, where two [`best`] loops one
+/// after the other could each meet a different one. One run each with `--quick`.
+pub fn best_one_and_all<T>(threads: usize, f: impl Fn() -> Result<T> + Sync) -> Result<(f64, f64)> {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(BenchError::ours)
+    };
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let time = |p: &rayon::ThreadPool| {
+        p.install(|| {
+            let t = Instant::now();
+            let v = f()?;
+            let secs = t.elapsed().as_secs_f64();
+            drop(v);
+            Ok::<f64, BenchError>(secs)
+        })
+    };
+    let start = Instant::now();
+    let (mut best_one, mut best_all) = (f64::INFINITY, f64::INFINITY);
+    for runs in 1.. {
+        best_one = best_one.min(time(&one)?);
+        best_all = best_all.min(time(&all)?);
+        let elapsed = start.elapsed().as_secs_f64();
+        if quick() || runs >= 50 || (runs >= 3 && elapsed > 6.0) {
+            break;
+        }
+    }
+    Ok((best_one, best_all))
+}
+
 /// Runs `f` on a rayon pool of `threads` threads (our parallel paths use the current pool).
 pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
     let pool = rayon::ThreadPoolBuilder::new()

@@ -11,7 +11,7 @@ use asdf::yaml::{Engine, Node, ParseOptions};
 
 use super::tree::{open_walk_script, walk};
 use super::{arg, Ctx};
-use crate::measure::{best, on_threads, BenchError, Result, Row};
+use crate::measure::{best, best_one_and_all, on_threads, BenchError, Result, Row};
 use crate::python::opt;
 
 const PY_WRITE: &str = r#"
@@ -173,8 +173,7 @@ fn open_walk_process(path: &std::path::Path, pointer: &str, leaves: u64) -> Resu
 fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Result<Vec<Row>> {
     let parse =
         || asdf::yaml::parse_document(text, &ParseOptions::default()).map_err(BenchError::ours);
-    let (one, _) = on_threads(1, || best(parse))??;
-    let (all, _) = on_threads(ctx.threads, || best(parse))??;
+    let (one, all) = best_one_and_all(ctx.threads, parse)?;
     let (saphyr, _) = best(|| {
         let mut p = saphyr_parser::Parser::new_from_str(text);
         let mut n = 0u64;
