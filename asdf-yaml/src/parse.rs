@@ -753,32 +753,44 @@ impl<'t> Builder<'t> {
     /// the string.
     #[inline(never)]
     fn tagged(&mut self, text: &str, tag: TagParts<'_>, mark: &Marker) -> Result<Node> {
-        let mut buf = std::mem::take(&mut self.tag_buf);
-        let node = match full_tag(&mut buf, tag) {
-            "!" => self.string(text),
-            t => match t.strip_prefix(YAML_TAG_PREFIX) {
-                Some("str") => self.string(text),
-                Some("null") => Node::null(),
-                Some("bool") => self.boolean(text, mark)?,
-                Some("int") => self.int(text, mark)?,
-                Some("float") => self.float(text, mark)?,
-                _ => self.string(text).with_shared_tag(self.intern(t, mark)?),
-            },
-        };
-        self.tag_buf = buf;
-        Ok(node)
+        self.with_full_tag(tag, |b, t| {
+            Ok(match t {
+                "!" => b.string(text),
+                t => match t.strip_prefix(YAML_TAG_PREFIX) {
+                    Some("str") => b.string(text),
+                    Some("null") => Node::null(),
+                    Some("bool") => b.boolean(text, mark)?,
+                    Some("int") => b.int(text, mark)?,
+                    Some("float") => b.float(text, mark)?,
+                    _ => b.string(text).with_shared_tag(b.intern(t, mark)?),
+                },
+            })
+        })
     }
 
     /// A collection's tag as kept on the node: `!!seq`, `!!map` and `!` mean "no tag".
     fn collection_tag(&mut self, tag: TagParts<'_>, mark: &Marker) -> Result<Option<SharedTag>> {
+        self.with_full_tag(tag, |b, t| match t {
+            "!" => Ok(None),
+            s if matches!(s.strip_prefix(YAML_TAG_PREFIX), Some("seq" | "map")) => Ok(None),
+            s => b.intern(s, mark).map(Some),
+        })
+    }
+
+    /// Runs `f` on the full text of `tag` (`"!"` for the non-specific tag), put together in
+    /// the builder's reused buffer.
+    fn with_full_tag<T>(
+        &mut self,
+        tag: TagParts<'_>,
+        f: impl FnOnce(&mut Self, &str) -> Result<T>,
+    ) -> Result<T> {
         let mut buf = std::mem::take(&mut self.tag_buf);
-        let tag = match full_tag(&mut buf, tag) {
-            "!" => None,
-            s if matches!(s.strip_prefix(YAML_TAG_PREFIX), Some("seq" | "map")) => None,
-            s => Some(self.intern(s, mark)?),
-        };
+        buf.clear();
+        buf.push_str(tag.prefix);
+        buf.push_str(&repair_escapes(tag.suffix));
+        let out = f(self, &buf);
         self.tag_buf = buf;
-        Ok(tag)
+        out
     }
 
     /// An untagged plain scalar, typed by PyYAML's implicit resolver.
@@ -992,14 +1004,6 @@ fn parts(t: &Tag) -> TagParts<'_> {
         prefix: &t.handle,
         suffix: &t.suffix,
     }
-}
-
-/// The full tag URI of a parser tag (`"!"` for the non-specific tag), written into `buf`.
-fn full_tag<'b>(buf: &'b mut String, t: TagParts<'_>) -> &'b str {
-    buf.clear();
-    buf.push_str(t.prefix);
-    buf.push_str(&repair_escapes(t.suffix));
-    buf
 }
 
 /// saphyr-parser 0.3.3 decodes a percent-escaped two-byte UTF-8 sequence in a tag (`%C3%A9`) as

@@ -125,12 +125,6 @@ pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64>
 /// a slow spell of a shared machine then falls on both rows alike, where two [`best`] loops one
 /// after the other could each meet a different one. One run each with `--quick`.
 pub fn best_one_and_all<T>(threads: usize, f: impl Fn() -> Result<T> + Sync) -> Result<(f64, f64)> {
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(BenchError::ours)
-    };
     let (one, all) = (pool(1)?, pool(threads)?);
     let time = |p: &rayon::ThreadPool| {
         p.install(|| {
@@ -156,11 +150,15 @@ pub fn best_one_and_all<T>(threads: usize, f: impl Fn() -> Result<T> + Sync) -> 
 
 /// Runs `f` on a rayon pool of `threads` threads (our parallel paths use the current pool).
 pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
-    let pool = rayon::ThreadPoolBuilder::new()
+    Ok(pool(threads)?.install(f))
+}
+
+/// A rayon pool of `threads` threads.
+fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(BenchError::ours)?;
-    Ok(pool.install(f))
+        .map_err(BenchError::ours)
 }
 
 /// One line of the report.
