@@ -305,7 +305,7 @@ pub enum SaveMode {
 
 /// ZIP entries being written (stored, zip64 when large).
 pub(crate) struct ZipSink<'w> {
-    zip: &'w mut ZipWriter<File>,
+    zip: &'w mut ZipWriter<array_core::WritebackFile>,
     path: &'w Path,
 }
 

@@ -292,7 +292,7 @@ impl BlobSink for DirStore {
 pub(crate) fn write_atomic(
     path: &Path,
     follow_link: bool,
-    body: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+    body: impl FnOnce(&mut array_core::WritebackFile) -> std::io::Result<()>,
 ) -> Result<()> {
     let io_err = |e: std::io::Error| Error::io(path.display(), e);
     let mut file = if follow_link {
@@ -301,10 +301,8 @@ pub(crate) fn write_atomic(
         array_core::AtomicFile::create_replacing(path)
     }
     .map_err(|e| io_err(e.into()))?;
-    // The body writes through its own handle of the same open file (ZIP writers need `Seek`);
-    // the atomic file's buffer stays empty, so committing flushes nothing stale.
-    let mut handle = file.writer_mut().get_ref().try_clone().map_err(io_err)?;
-    body(&mut handle).map_err(io_err)?;
-    drop(handle);
+    // The body writes past the atomic file's buffer, straight to the file (ZIP writers need
+    // `Seek`); the buffer stays empty, so committing flushes nothing stale.
+    body(file.writer_mut().get_mut()).map_err(io_err)?;
     file.commit().map(drop).map_err(|e| io_err(e.into()))
 }

@@ -1,7 +1,7 @@
 //! Writing ASDF files: header, tree, blocks and block index; crash-safe on paths.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use array_core::AtomicFile;
@@ -117,7 +117,7 @@ pub fn write_path(
 /// at the file it named, which receives the new content.
 pub fn atomic_write<T>(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+    write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<T>,
 ) -> Result<T> {
     let mut out = None;
     atomic_write_inner(path, |w| {
@@ -130,14 +130,14 @@ pub fn atomic_write<T>(
 /// [`atomic_write`], returning the renamed file opened for appending at its end.
 pub(crate) fn atomic_write_keep(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+    write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
 ) -> Result<File> {
     atomic_write_inner(path, write)
 }
 
 fn atomic_write_inner(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+    write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
 ) -> Result<File> {
     let atomic_err =
         |e: array_core::AtomicError| AsdfError::io(e.action, e.source).in_file(&e.path);

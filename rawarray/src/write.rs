@@ -289,7 +289,7 @@ impl RawArray {
 /// the workspace's one crash-safe writer, [`array_core::AtomicFile`].
 pub fn write_file_atomic<F>(path: &Path, write: F) -> Result<()>
 where
-    F: FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<()>,
+    F: FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
 {
     array_core::AtomicFile::write_with(path, write)
 }

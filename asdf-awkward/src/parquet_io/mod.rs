@@ -81,7 +81,7 @@ const ROW_GROUP_ROWS: usize = 1 << 20;
 /// many columns both use every core; the chunks are then appended in order. At most twice as
 /// many row groups as threads are held encoded in memory at once.
 fn write_row_groups(
-    writer: ArrowWriter<File>,
+    writer: ArrowWriter<array_core::WritebackFile>,
     batch: &RecordBatch,
 ) -> std::result::Result<(), ParquetError> {
     let (mut file, factory) = writer.into_serialized_writer()?;
