@@ -8,9 +8,12 @@
 //! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
 //! PyYAML writes `|2-` for text that starts with a space), explicit `? key` / `: value` entries
 //! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
-//! `%TAG` handles and verbatim ones (`!<uri>`), anchors, aliases and comments. At anything else —
-//! block scalars with unusual indentation, tabs, carriage returns (the builder hands CR LF text
-//! over with LF breaks), a second document, percent-escaped tags, and every error — it stops with
+//! `%TAG` handles and verbatim ones (`!<uri>`), anchors, aliases and comments. Tabs are read
+//! where the reference parser's reading of them is plain (see [`Parser::claim`]): inside
+//! comments, one-line quoted scalars and the first line of block plain scalars, trailing a
+//! node's line, and on lines holding nothing else. At anything else — block scalars with unusual
+//! indentation, tabs elsewhere, carriage returns alone (the builder hands CR LF text over with
+//! LF breaks), a second document, percent-escaped tags, and every error — it stops with
 //! a [`Bail`], and the caller parses the whole text with the reference parser, which therefore
 //! decides every error message and every rare construct. The differential tests hold the two
 //! parsers to the same events and trees.
@@ -114,15 +117,13 @@ impl Props<'_> {
 /// into `sink`. Stops at the first construct it leaves to the reference parser.
 pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
     let b = text.as_bytes();
-    // The reference parser's rules for tabs (where they separate tokens), carriage returns,
-    // NUL (which ends its input) and byte-order marks inside the text are subtle; real ASDF
-    // trees have none of them outside escapes, so such text goes to it whole.
-    if let Some(offset) = first_control(b) {
-        return Err(Bail {
-            offset,
-            reason: "a control character (tab, carriage return, NUL, ...)",
-        });
-    }
+    // The reference parser's rules for carriage returns, NUL (which ends its input) and
+    // byte-order marks inside the text are subtle; real ASDF trees have none of them outside
+    // escapes, so such text goes to it whole. Tabs are noted, and each must be claimed.
+    let tabs = scan_controls(b).map_err(|offset| Bail {
+        offset,
+        reason: "a control character (carriage return, NUL, ...)",
+    })?;
     if let Some(offset) = memchr::memmem::find(b, "\u{feff}".as_bytes()) {
         return Err(Bail {
             offset,
@@ -139,9 +140,18 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
         next_anchor: 1,
         version_seen: false,
         depth: 0,
+        tabs,
+        next_tab: 0,
         sink,
     };
-    p.stream()
+    p.stream()?;
+    match p.tabs.get(p.next_tab) {
+        Some(&offset) => Err(Bail {
+            offset,
+            reason: "a tab where the fast parser does not read one",
+        }),
+        None => Ok(()),
+    }
 }
 
 struct Parser<'t, 's, S> {
@@ -160,23 +170,41 @@ struct Parser<'t, 's, S> {
     version_seen: bool,
     /// Collections open around the position.
     depth: usize,
+    /// Offsets of the text's tabs, in order (usually none).
+    tabs: Vec<usize>,
+    /// The first of `tabs` not yet claimed by [`Parser::claim`].
+    next_tab: usize,
     sink: &'s mut S,
 }
 
-/// Offset of the first C0 control character other than the line feed. Checked a chunk at a
-/// time without branches (so the compiler vectorises it), then the chunk that has one.
-fn first_control(b: &[u8]) -> Option<usize> {
+/// The offsets of the tabs in `b`, or the offset of its first other C0 control character (a
+/// line feed is none). Checked a chunk at a time without branches (so the compiler vectorises
+/// it), then each chunk that has one.
+fn scan_controls(b: &[u8]) -> Result<Vec<usize>, usize> {
     let control = |c: u8| c < 0x20 && c != b'\n';
+    let mut tabs = Vec::new();
     let mut chunks = b.chunks_exact(64);
     let mut base = 0;
     for chunk in &mut chunks {
         if chunk.iter().fold(false, |any, &c| any | control(c)) {
-            return chunk.iter().position(|&c| control(c)).map(|i| base + i);
+            note_controls(chunk, base, &mut tabs)?;
         }
         base += 64;
     }
-    let rest = chunks.remainder();
-    rest.iter().position(|&c| control(c)).map(|i| base + i)
+    note_controls(chunks.remainder(), base, &mut tabs)?;
+    Ok(tabs)
+}
+
+/// [`scan_controls`] on one chunk starting at offset `base`.
+fn note_controls(chunk: &[u8], base: usize, tabs: &mut Vec<usize>) -> Result<(), usize> {
+    for (i, &c) in chunk.iter().enumerate() {
+        if c == b'\t' {
+            tabs.push(base + i);
+        } else if c < 0x20 && c != b'\n' {
+            return Err(base + i);
+        }
+    }
+    Ok(())
 }
 
 /// `!`, `!!` or `!name!` with a name of letters, digits and `-`.
@@ -198,10 +226,15 @@ fn refused(sent: Result<(), ()>, at: usize) -> R {
     })
 }
 
-/// A blank. Text with a tab never reaches the fast parser ([`parse`] hands it to the reference
-/// parser whole), so a blank is a space.
+/// A space: what separates tokens wherever the fast parser does not read tabs.
 fn is_ws(c: u8) -> bool {
     c == b' '
+}
+
+/// A space or a tab, where the reference parser reads either as white space around the end of
+/// a line's content (before a comment or a line break, after a plain scalar).
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
 }
 
 fn is_flow_indicator(c: u8) -> bool {
@@ -254,6 +287,107 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(())
     }
 
+    /// Claims the tabs in `start..end`, text its caller has read the way the reference parser
+    /// reads it with the tabs in it. Each tab must be claimed before the parse ends (checked at
+    /// the end), and in order: a tab before `start` still unclaimed was passed over by code that
+    /// does not read tabs (which treats it as an ordinary character or stops at it), so the
+    /// fast path ends there, and nothing it emitted is used.
+    #[inline(always)]
+    fn claim(&mut self, start: usize, end: usize) -> R {
+        match self.tabs.get(self.next_tab) {
+            Some(&t) if t < end => self.claim_tabs(start, end),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn claim_tabs(&mut self, start: usize, end: usize) -> R {
+        let first = self.tabs[self.next_tab];
+        if first < start {
+            return Err(Bail {
+                offset: first,
+                reason: "a tab where the fast parser does not read one",
+            });
+        }
+        while self.tabs.get(self.next_tab).is_some_and(|&t| t < end) {
+            self.next_tab += 1;
+        }
+        Ok(())
+    }
+
+    /// Claims the tabs of `start..end` when it holds blanks, then a comment or nothing: the
+    /// rest of a line after its content, or a line without content.
+    #[inline(always)]
+    fn claim_comment(&mut self, start: usize, end: usize) -> R {
+        match self.tabs.get(self.next_tab) {
+            Some(&t) if t < end => self.claim_comment_tabs(start, end),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn claim_comment_tabs(&mut self, start: usize, end: usize) -> R {
+        let text = &self.b[start..end];
+        match text.iter().position(|&c| !is_blank(c)) {
+            Some(i) if text[i] != b'#' => Ok(()),
+            _ => self.claim_tabs(start, end),
+        }
+    }
+
+    /// Claims the tabs of the first line of a block plain scalar whose content is `start..end`,
+    /// and of the blanks after it. The reference parser reads a tab inside such a line as text
+    /// and trailing ones as white space, except after a `:` (an indicator there, then an error)
+    /// and in a leading `-`, `---` or `...` (an indicator or a document marker): those stop the
+    /// fast path.
+    #[inline(always)]
+    fn claim_plain(&mut self, start: usize, end: usize) -> R {
+        if self.next_tab == self.tabs.len() {
+            return Ok(());
+        }
+        self.claim_plain_tabs(start, end)
+    }
+
+    #[cold]
+    fn claim_plain_tabs(&mut self, start: usize, end: usize) -> R {
+        let mut after = end;
+        while self.peek_at(after).is_some_and(is_blank) {
+            after += 1;
+        }
+        if self.tabs.get(self.next_tab).is_none_or(|&t| t >= after) {
+            return Ok(());
+        }
+        let text = &self.b[start..after];
+        let leading =
+            matches!(text.first(), Some(b'-' | b'.')) && text[..text.len().min(4)].contains(&b'\t');
+        if leading || memchr::memmem::find(text, b":\t").is_some() {
+            return Err(Bail {
+                offset: start,
+                reason: "a tab the reference parser may read as an indicator's separator",
+            });
+        }
+        self.claim_tabs(start, after)
+    }
+
+    /// Claims the tabs of the quoted scalar that started at `open` and ended before the
+    /// position, when it is on one line (a tab is text there; folding over lines trims them,
+    /// which the fast parser leaves to the reference parser).
+    #[inline(always)]
+    fn claim_quoted(&mut self, open: usize) -> R {
+        match self.tabs.get(self.next_tab) {
+            Some(&t) if t < self.pos && !self.b[open..self.pos].contains(&b'\n') => {
+                self.claim_tabs(open, self.pos)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Moves over spaces and tabs.
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(is_blank) {
+            self.pos += 1;
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.pos).copied()
     }
@@ -278,15 +412,19 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn at_line_end(&self) -> bool {
         match self.peek() {
             None | Some(b'\n') => true,
-            Some(b'#') => self.pos > 0 && is_ws(self.b[self.pos - 1]),
+            Some(b'#') => self.pos > 0 && is_blank(self.b[self.pos - 1]),
             _ => false,
         }
     }
 
-    /// Whether a document marker (`---` or `...` then a blank) starts at `i`, a line start.
+    /// Whether a document marker (`---` or `...` then a space, a tab, a line break or the end
+    /// of the text) starts at `i`, a line start.
     fn doc_marker_at(&self, i: usize) -> bool {
         let m = &self.b[i.min(self.b.len())..];
-        (m.starts_with(b"---") || m.starts_with(b"...")) && self.blank_at(i + 3)
+        (m.starts_with(b"---") || m.starts_with(b"..."))
+            && self
+                .peek_at(i + 3)
+                .is_none_or(|c| is_blank(c) || c == b'\n')
     }
 
     /// Whether a block sequence entry (`-` then a blank) starts at the position.
@@ -306,13 +444,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.peek() == Some(b'\n') {
             self.pos += 1;
         } else {
-            match memchr(b'\n', &self.b[self.pos..]) {
-                Some(i) => self.pos += i + 1,
-                None => {
-                    self.pos = self.b.len();
-                    return Ok(None);
-                }
+            let nl = memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i);
+            self.claim_comment(self.pos, nl)?;
+            if nl == self.b.len() {
+                self.pos = nl;
+                return Ok(None);
             }
+            self.pos = nl + 1;
         }
         loop {
             let start = self.pos;
@@ -324,12 +462,27 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 None => return Ok(None),
                 Some(b'\n') => self.pos += 1,
                 Some(b'#') => match memchr(b'\n', &self.b[self.pos..]) {
-                    Some(i) => self.pos += i + 1,
+                    Some(i) => {
+                        self.claim(self.pos, self.pos + i)?;
+                        self.pos += i + 1
+                    }
                     None => {
+                        self.claim(self.pos, self.b.len())?;
                         self.pos = self.b.len();
                         return Ok(None);
                     }
                 },
+                // A line of blanks, or of blanks and a comment, that has a tab.
+                Some(b'\t') if self.blank_line_from(self.pos) => {
+                    let nl =
+                        memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i);
+                    self.claim(start, nl)?;
+                    if nl == self.b.len() {
+                        self.pos = nl;
+                        return Ok(None);
+                    }
+                    self.pos = nl + 1;
+                }
                 Some(_) => {
                     let ind = self.pos - start;
                     if ind == 0 && self.doc_marker_at(start) {
@@ -341,12 +494,22 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
+    /// Whether the rest of the line from `i` is blanks, then a comment or nothing.
+    fn blank_line_from(&self, mut i: usize) -> bool {
+        while self.peek_at(i).is_some_and(is_blank) {
+            i += 1;
+        }
+        matches!(self.peek_at(i), None | Some(b'\n' | b'#'))
+    }
+
     /// Requires the rest of the line to be blank (or a comment), then moves to the next line.
     fn line_end(&mut self) -> R<Next> {
-        self.skip_ws();
+        let from = self.pos;
+        self.skip_blanks();
         if !self.at_line_end() {
             return self.bail("unexpected text after a node");
         }
+        self.claim(from, self.pos)?;
         self.next_line()
     }
 
@@ -389,7 +552,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if line.starts_with('%') {
                 self.directive(line)?;
                 directives = true;
-            } else if !(line.starts_with('#') || line.bytes().all(|c| c == b' ')) {
+            } else if line.starts_with('#') || line.bytes().all(is_blank) {
+                self.claim(self.pos, self.pos + line_len)?;
+            } else {
                 return Ok(directives);
             }
             if self.pos + line_len >= self.b.len() {
@@ -518,6 +683,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(parent)?;
+                self.claim_quoted(at)?;
                 self.skip_ws();
                 if self.peek() == Some(b':') && self.blank_at(self.pos + 1) {
                     if !compact || self.b[at..self.pos].contains(&b'\n') {
@@ -552,6 +718,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let at = self.pos;
         let (end, stop) = self.plain_line(self.pos);
         let first = &self.text[at..end];
+        self.claim_plain(at, end)?;
         if stop == Stop::Colon {
             if !compact {
                 return self.bail("a key where a value belongs");
@@ -560,7 +727,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 return self.bail("a key longer than 1024 bytes");
             }
             self.pos = end;
-            self.skip_ws();
+            self.skip_blanks();
             self.pos += 1;
             return self.block_map(col, props, (Cow::Borrowed(first), ScalarStyle::Plain, at));
         }
@@ -642,6 +809,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let (text, style) = match self.peek() {
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(-1)?;
+                self.claim_quoted(at)?;
                 self.skip_ws();
                 (text, style)
             }
@@ -650,9 +818,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 if stop != Stop::Colon || end - at > 1024 {
                     return self.bail("a mapping entry without a one-line key");
                 }
+                self.claim_plain(at, end)?;
                 let key = Cow::Borrowed(&self.text[at..end]);
                 self.pos = end;
-                self.skip_ws();
+                self.skip_blanks();
                 (key, ScalarStyle::Plain)
             }
             _ => return self.bail("a mapping key the fast parser leaves to the reference parser"),
@@ -851,7 +1020,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             match b[k] {
                 b'\n' => return (trim_end(b, start, k), Stop::Eol),
                 b':' if self.blank_at(k + 1) => return (trim_end(b, start, k), Stop::Colon),
-                b'#' if k > start && is_ws(b[k - 1]) => {
+                b'#' if k > start && is_blank(b[k - 1]) => {
                     return (trim_end(b, start, k), Stop::Comment)
                 }
                 _ => i = k + 1,
@@ -871,7 +1040,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             let save = self.pos;
             let mut breaks = 0usize;
             let mut i = self.pos;
-            while self.peek_at(i).is_some_and(is_ws) {
+            while self.peek_at(i).is_some_and(is_blank) {
                 i += 1;
             }
             let (line, ind) = loop {
@@ -887,6 +1056,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     Some(b'\n') => {
                         breaks += 1;
                         i = j;
+                    }
+                    // Whether such a line continues the scalar, ends it or is an error
+                    // depends on the reference parser's rules for tabs.
+                    Some(b'\t') => {
+                        self.pos = j;
+                        return self.bail("a tab starting a line after a plain scalar's line");
                     }
                     None => break (None, 0),
                     Some(_) => break (Some((start, j)), j - start),
@@ -926,9 +1101,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 }
 
-/// `end` moved back over blanks, not past `start`.
+/// `end` moved back over blanks (spaces and tabs), not past `start`.
 fn trim_end(b: &[u8], start: usize, mut end: usize) -> usize {
-    while end > start && is_ws(b[end - 1]) {
+    while end > start && is_blank(b[end - 1]) {
         end -= 1;
     }
     end
@@ -1068,6 +1243,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 .iter()
                 .take_while(|&&c| c == b' ')
                 .count();
+            if self.b.get(i + spaces) == Some(&b'\t') {
+                return Err(Bail {
+                    offset: i + spaces,
+                    reason: "a tab after the indentation of a line in or after a block scalar",
+                });
+            }
             let blank = i + spaces == line_end;
             let after = indent.is_some_and(|n| !blank && spaces < n);
             if line_end == self.b.len() && !after {
