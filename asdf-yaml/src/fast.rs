@@ -315,8 +315,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(())
     }
 
-    /// Claims the tabs of `start..end` when it holds blanks, then a comment or nothing: the
-    /// rest of a line after its content, or a line without content.
+    /// Claims the tabs of the comment in `start..end` (the rest of a line: blanks, then a comment
+    /// or nothing). The blanks before the comment are not claimed here: whoever read the text
+    /// before them claims them (the end of a plain scalar's first line, a node's line end), and
+    /// otherwise they stay unclaimed, which ends the fast path.
     #[inline(always)]
     fn claim_comment(&mut self, start: usize, end: usize) -> R {
         match self.tabs.get(self.next_tab) {
@@ -329,8 +331,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn claim_comment_tabs(&mut self, start: usize, end: usize) -> R {
         let text = &self.b[start..end];
         match text.iter().position(|&c| !is_blank(c)) {
-            Some(i) if text[i] != b'#' => Ok(()),
-            _ => self.claim_tabs(start, end),
+            Some(i) if text[i] == b'#' => self.claim_tabs(start + i, end),
+            _ => Ok(()),
         }
     }
 
