@@ -429,6 +429,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 .is_none_or(|c| is_blank(c) || c == b'\n')
     }
 
+    /// Whether the `:` at `k` ends a block mapping's key: a space or a line break follows, or a
+    /// tab, if only blanks and a comment follow it on the line (the reference parser reads a tab
+    /// after the colon as white space only then; before a node it is an error).
+    #[inline(always)]
+    fn key_colon_at(&self, k: usize) -> bool {
+        self.blank_at(k + 1) || (self.peek_at(k + 1) == Some(b'\t') && self.blank_line_from(k + 1))
+    }
+
     /// Whether a block sequence entry (`-` then a blank) starts at the position.
     fn dash_here(&self) -> bool {
         self.peek() == Some(b'-') && self.blank_at(self.pos + 1)
@@ -494,6 +502,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 }
             }
         }
+    }
+
+    /// After a key's `:`, moves over a rest of the line that is blanks (with a tab) then a
+    /// comment or nothing, claiming its tabs; any other tab is left where it is.
+    #[cold]
+    fn blank_value_line(&mut self) -> R {
+        if self.blank_line_from(self.pos) {
+            let from = self.pos;
+            self.skip_blanks();
+            self.claim(from, self.pos)?;
+        }
+        Ok(())
     }
 
     /// Whether the rest of the line from `i` is blanks, then a comment or nothing.
@@ -614,6 +634,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// lines when indented past `parent` (the column of the collection holding it).
     fn value(&mut self, parent: isize, ctx: Ctx) -> R<Next> {
         self.skip_ws();
+        if self.peek() == Some(b'\t') && ctx == Ctx::MapValue {
+            self.blank_value_line()?;
+        }
         let props = self.props()?;
         if self.at_line_end() {
             let at = self.pos;
@@ -687,7 +710,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 let (text, style) = self.quoted(parent)?;
                 self.claim_quoted(at)?;
                 self.skip_ws();
-                if self.peek() == Some(b':') && self.blank_at(self.pos + 1) {
+                if self.peek() == Some(b':') && self.key_colon_at(self.pos) {
                     if !compact || self.b[at..self.pos].contains(&b'\n') {
                         return self.bail("a key where a value belongs, or over several lines");
                     }
@@ -828,7 +851,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             _ => return self.bail("a mapping key the fast parser leaves to the reference parser"),
         };
-        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
+        if self.peek() != Some(b':') || !self.key_colon_at(self.pos) {
             return self.bail("a mapping key without `: `");
         }
         if self.b[at..self.pos].contains(&b'\n') {
@@ -1021,7 +1044,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             let k = i + j;
             match b[k] {
                 b'\n' => return (trim_end(b, start, k), Stop::Eol),
-                b':' if self.blank_at(k + 1) => return (trim_end(b, start, k), Stop::Colon),
+                b':' if self.key_colon_at(k) => return (trim_end(b, start, k), Stop::Colon),
                 b'#' if k > start && is_blank(b[k - 1]) => {
                     return (trim_end(b, start, k), Stop::Comment)
                 }

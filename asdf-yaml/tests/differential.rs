@@ -615,6 +615,8 @@ fn tabs_parse_identically() {
         "a: b\t:c\nd: e\t-f\n",
         "a: b\t\n  continued\n",
         "a: 1\n...\t\n",
+        "a:\t# c\n  b: 1\nc:\t\n- x\n",
+        "- a:\t# c\n  b: 1\n- \"q\":\t\t# c\n  r: 2\n",
     ];
     for text in read {
         assert!(check(text), "the fast parser should read:\n{text}");
@@ -626,6 +628,9 @@ fn tabs_parse_identically() {
         "a: b\n  c:\t\n",
         "a: b\n  c:\t# x\n",
         "a: b\n  c\t# x\td\n",
+        "a: b:\t# c\n",
+        "a:\tb\n",
+        "a: \t# c\n",
     ] {
         check(text);
     }
