@@ -229,8 +229,9 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
 
 /// On one thread, ours against our reference parser reading all of it: the catalogue with a
 /// verbatim tag on every row (Python asdf writes every tag outside `tag:stsci.edu:asdf/` so:
-/// gwcs, asdf-astropy, roman_datamodels), and with one construct the fast parser leaves to the
-/// reference parser (a percent-escaped tag, in the middle row).
+/// gwcs, asdf-astropy, roman_datamodels), with tabs in comments and at line ends, and with one
+/// construct the fast parser leaves to the reference parser (a percent-escaped tag, in the
+/// middle row).
 fn rare_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
     let parse = |text: &str, options: &ParseOptions| {
         on_threads(1, || {
@@ -246,6 +247,19 @@ fn rare_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
     )
     .peer("ours, reference", slow)
     .bytes(tagged.len() as u64)];
+    let tabbed = text
+        .replace("\n- id: ", "\t# row\tcomment\n- id: ")
+        .replace("\n  name: ", "\t\n  name: ");
+    let (ours, _) = parse(&tabbed, &ParseOptions::default())??;
+    let (slow, _) = parse(&tabbed, reference)??;
+    rows.push(
+        Row::new(
+            "10. parse catalogue text with tabs, as hand-edited YAML has them (a tab comment after every row, a trailing tab before every name) [1 thr] vs our reference parser",
+            ours,
+        )
+        .peer("ours, reference", slow)
+        .bytes(tabbed.len() as u64),
+    );
     let Some(at) = text
         .find("\n- id: 100000\n")
         .or_else(|| text.find("\n- id: 50\n"))
