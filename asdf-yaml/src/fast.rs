@@ -294,10 +294,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// fast path ends there, and nothing it emitted is used.
     #[inline(always)]
     fn claim(&mut self, start: usize, end: usize) -> R {
-        match self.tabs.get(self.next_tab) {
-            Some(&t) if t < end => self.claim_tabs(start, end),
-            _ => Ok(()),
+        if self.tab_before(end) {
+            return self.claim_tabs(start, end);
         }
+        Ok(())
+    }
+
+    /// Whether an unclaimed tab lies before `end` (never, in text without tabs).
+    #[inline(always)]
+    fn tab_before(&self, end: usize) -> bool {
+        self.tabs.get(self.next_tab).is_some_and(|&t| t < end)
     }
 
     #[cold]
@@ -309,7 +315,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 reason: "a tab where the fast parser does not read one",
             });
         }
-        while self.tabs.get(self.next_tab).is_some_and(|&t| t < end) {
+        while self.tab_before(end) {
             self.next_tab += 1;
         }
         Ok(())
@@ -319,16 +325,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// or nothing). The blanks before the comment are not claimed here: whoever read the text
     /// before them claims them (the end of a plain scalar's first line, a node's line end), and
     /// otherwise they stay unclaimed, which ends the fast path.
-    #[inline(always)]
     fn claim_comment(&mut self, start: usize, end: usize) -> R {
-        match self.tabs.get(self.next_tab) {
-            Some(&t) if t < end => self.claim_comment_tabs(start, end),
-            _ => Ok(()),
+        if !self.tab_before(end) {
+            return Ok(());
         }
-    }
-
-    #[cold]
-    fn claim_comment_tabs(&mut self, start: usize, end: usize) -> R {
         let text = &self.b[start..end];
         match text.iter().position(|&c| !is_blank(c)) {
             Some(i) if text[i] == b'#' => self.claim_tabs(start + i, end),
@@ -355,7 +355,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         while self.peek_at(after).is_some_and(is_blank) {
             after += 1;
         }
-        if self.tabs.get(self.next_tab).is_none_or(|&t| t >= after) {
+        if !self.tab_before(after) {
             return Ok(());
         }
         let text = &self.b[start..after];
@@ -375,12 +375,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// which the fast parser leaves to the reference parser).
     #[inline(always)]
     fn claim_quoted(&mut self, open: usize) -> R {
-        match self.tabs.get(self.next_tab) {
-            Some(&t) if t < self.pos && !self.b[open..self.pos].contains(&b'\n') => {
-                self.claim_tabs(open, self.pos)
-            }
-            _ => Ok(()),
+        if self.tab_before(self.pos) && !self.b[open..self.pos].contains(&b'\n') {
+            return self.claim_tabs(open, self.pos);
         }
+        Ok(())
     }
 
     /// Moves over spaces and tabs.
