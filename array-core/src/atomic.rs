@@ -301,7 +301,7 @@ pub type AtomicWriter = BufWriter<WritebackFile>;
 const WRITEBACK_EVERY: u64 = 16 << 20;
 
 /// A file being written that starts the kernel writing its dirty pages to disk every
-/// [`WRITEBACK_EVERY`] bytes (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which does not
+/// 16 MiB written (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which does not
 /// wait), instead of leaving them in memory until the commit's `fsync`. The disk then works
 /// while the writer is still compressing or copying, the final sync waits only for the tail,
 /// and a large write does not fill memory with dirty pages (which makes the kernel throttle the
