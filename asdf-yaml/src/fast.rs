@@ -329,9 +329,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if !self.tab_before(end) {
             return Ok(());
         }
-        let text = &self.b[start..end];
-        match text.iter().position(|&c| !is_blank(c)) {
-            Some(i) if text[i] == b'#' => self.claim_tabs(start + i, end),
+        let hash = self.blanks_end(start);
+        match self.peek_at(hash) {
+            Some(b'#') if hash < end => self.claim_tabs(hash, end),
             _ => Ok(()),
         }
     }
@@ -351,10 +351,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     #[cold]
     fn claim_plain_tabs(&mut self, start: usize, end: usize) -> R {
-        let mut after = end;
-        while self.peek_at(after).is_some_and(is_blank) {
-            after += 1;
-        }
+        let after = self.blanks_end(end);
         if !self.tab_before(after) {
             return Ok(());
         }
@@ -383,9 +380,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Moves over spaces and tabs.
     fn skip_blanks(&mut self) {
-        while self.peek().is_some_and(is_blank) {
-            self.pos += 1;
+        self.pos = self.blanks_end(self.pos);
+    }
+
+    /// The first offset from `i` on that is not a space or a tab.
+    fn blanks_end(&self, mut i: usize) -> usize {
+        while self.peek_at(i).is_some_and(is_blank) {
+            i += 1;
         }
+        i
     }
 
     fn peek(&self) -> Option<u8> {
@@ -515,11 +518,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// Whether the rest of the line from `i` is blanks, then a comment or nothing.
-    fn blank_line_from(&self, mut i: usize) -> bool {
-        while self.peek_at(i).is_some_and(is_blank) {
-            i += 1;
-        }
-        matches!(self.peek_at(i), None | Some(b'\n' | b'#'))
+    fn blank_line_from(&self, i: usize) -> bool {
+        matches!(self.peek_at(self.blanks_end(i)), None | Some(b'\n' | b'#'))
     }
 
     /// Requires the rest of the line to be blank (or a comment), then moves to the next line.
@@ -1062,10 +1062,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             // The position is at the line break (or the end of the text) after the content.
             let save = self.pos;
             let mut breaks = 0usize;
-            let mut i = self.pos;
-            while self.peek_at(i).is_some_and(is_blank) {
-                i += 1;
-            }
+            let mut i = self.blanks_end(self.pos);
             let (line, ind) = loop {
                 if i >= self.b.len() {
                     break (None, 0);
