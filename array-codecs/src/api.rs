@@ -199,6 +199,30 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// Compresses `src`.
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError>;
 
+    /// Compresses `src` into `out`. The default encodes all of `src`, then writes the result;
+    /// codecs with a streaming encoder (`zstd`) write while they compress, and say so with
+    /// [`streams`](Self::streams). A block writer hashes and writes such a codec's output as it
+    /// comes, instead of compressing, hashing and writing a large block one after another.
+    ///
+    /// When `out` fails, so does the encoding, with an error whose message is `out`'s.
+    fn encode_to(
+        &self,
+        src: &[u8],
+        opts: &EncodeOptions,
+        out: &mut dyn io::Write,
+    ) -> Result<(), CodecError> {
+        out.write_all(&self.encode(src, opts)?)?;
+        Ok(())
+    }
+
+    /// Whether [`encode_to`](Self::encode_to) writes its output while it compresses (and uses
+    /// [`EncodeOptions::threads`] on one block), so that a large block is best encoded alone,
+    /// straight into the file. `false` (the default) for codecs that are given many blocks at
+    /// once to compress in parallel.
+    fn streams(&self) -> bool {
+        false
+    }
+
     /// The extension a file using this codec must list, `None` for the codecs the ASDF
     /// Standard and Python asdf know without one (`zlib`, `bzp2`, `lz4`).
     fn extension(&self) -> Option<CodecExtension> {

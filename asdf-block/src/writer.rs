@@ -1,7 +1,7 @@
 //! Writing blocks: encode (in parallel when there are many), then stream them to any `Write`.
 
 use std::borrow::Cow;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 
 use rayon::prelude::*;
 
@@ -13,6 +13,7 @@ use crate::layout::BlockInfo;
 use crate::options::WriteOptions;
 use crate::reader::md5;
 use crate::Label;
+use md5::{Digest, Md5};
 
 /// A block ready to be written: its header (without alignment, which the writer decides) and
 /// its stored bytes.
@@ -78,11 +79,7 @@ pub fn encode_block<'a>(
     } else {
         compression
     };
-    let checksum = if options.checksums {
-        md5(&payload)
-    } else {
-        [0; 16]
-    };
+    let checksum = checksum(&payload, options);
     Ok(EncodedBlock {
         header: BlockHeader::new(label, data.len() as u64, payload.len() as u64, checksum),
         payload,
@@ -196,7 +193,6 @@ impl<W: Write> BlockWriter<W> {
                 block.payload.len()
             )));
         }
-        let index = self.offsets.len();
         self.put(&header.to_bytes(), "a block header")?;
         self.put(&block.payload, "block data")?;
         let mut pad = header.allocated_size - header.used_size;
@@ -206,14 +202,20 @@ impl<W: Write> BlockWriter<W> {
             self.put(&ZEROS[..n], "block padding")?;
             pad -= n as u64;
         }
+        Ok(self.placed(offset, header))
+    }
+
+    /// Records the block written at `offset` with `header` and says where it went.
+    fn placed(&mut self, offset: u64, header: BlockHeader) -> BlockInfo {
+        let index = self.offsets.len();
         self.offsets.push(offset);
-        Ok(BlockInfo {
+        BlockInfo {
             index,
             offset,
             header,
             data_offset: offset + header.total_len() as u64,
             stored_len: header.used_size,
-        })
+        }
     }
 
     /// Encodes and writes one block.
@@ -225,6 +227,104 @@ impl<W: Write> BlockWriter<W> {
     ) -> Result<BlockInfo> {
         let block = encode_block(data, compression, encode, &self.options)?;
         self.write(&block)
+    }
+
+    /// Encodes `data` straight into the output. With a codec that
+    /// [streams](crate::codec::Codec::streams) (`zstd`) the payload is hashed and written
+    /// while the codec still compresses, where [`write_data`](Self::write_data) compresses all
+    /// of it, hashes it, and then writes it. The header goes first with zero sizes and is
+    /// rewritten when the payload is done, hence `Seek`. As with [`encode_block`], data that
+    /// does not shrink is stored raw (written again over the partial payload). Uncompressed
+    /// data goes through [`write_data`](Self::write_data).
+    ///
+    /// ```
+    /// use asdf_block::{BlockReader, BlockWriter, EncodeOptions, Label, ReadOptions, WriteOptions};
+    /// let tree = b"#ASDF 1.0.0\n%YAML 1.1\n--- {}\n...\n";
+    /// let mut out = std::io::Cursor::new(tree.to_vec());
+    /// out.set_position(tree.len() as u64);
+    /// let mut w = BlockWriter::new(out, tree.len() as u64, WriteOptions::default());
+    /// let zeros = vec![0u8; 100_000];
+    /// let info = w.write_streaming(&zeros, Label(*b"zstd"), &EncodeOptions::default()).unwrap();
+    /// assert!(info.stored_len < 100);
+    /// w.write_streaming(b"abc", Label(*b"zstd"), &EncodeOptions::default()).unwrap(); // stored raw
+    /// let file = w.finish().unwrap().into_inner();
+    /// let r = BlockReader::new(file, tree.len() as u64, ReadOptions::default()).unwrap();
+    /// assert_eq!(&*r.data(0).unwrap(), &zeros[..]);
+    /// assert_eq!(&*r.data(1).unwrap(), b"abc");
+    /// ```
+    pub fn write_streaming(
+        &mut self,
+        data: &[u8],
+        compression: Label,
+        encode: &EncodeOptions,
+    ) -> Result<BlockInfo>
+    where
+        W: Seek,
+    {
+        let codecs = self.options.codecs.clone(); // a list of `Arc`s; `self` is written below
+        let Some(codec) = codecs.get(compression) else {
+            return self.write_data(data, compression, encode);
+        };
+        let offset = self.pos;
+        let header_size = self.header_size_at(offset)?;
+        let placeholder = BlockHeader {
+            header_size,
+            ..BlockHeader::new(compression, data.len() as u64, 0, [0; 16])
+        };
+        self.put(&placeholder.to_bytes(), "a block header")?;
+        let data_start = self.pos;
+        let mut sink = PayloadSink::new(&mut self.out, data.len(), self.options.checksums);
+        let outcome = codec.encode_to(data, encode, &mut sink);
+        let (written, full, failed, digest) = sink.finish();
+        self.pos = data_start + written; // where the output now stands
+        let (label, used, checksum) = match (outcome, failed) {
+            (_, Some(e)) => {
+                let at = data_start + written;
+                return Err(BlockError::io(
+                    format!("writing block data at byte {at}"),
+                    e,
+                ));
+            }
+            (Ok(()), None) => (compression, written, digest),
+            // Not smaller than the data: the data itself goes over the partial payload.
+            (Err(_), None) if full => {
+                self.seek(data_start)?;
+                self.put(data, "block data")?;
+                (
+                    Label::NONE,
+                    data.len() as u64,
+                    checksum(data, &self.options),
+                )
+            }
+            (Err(e), None) => {
+                return Err(BlockError::Encode {
+                    codec: codec.name().to_string(),
+                    message: e.message,
+                })
+            }
+        };
+        let header = BlockHeader {
+            header_size,
+            ..BlockHeader::new(label, data.len() as u64, used, checksum)
+        };
+        self.seek(offset)?;
+        self.put(&header.to_bytes(), "a block header")?;
+        self.seek(data_start + used)?;
+        Ok(self.placed(offset, header))
+    }
+
+    /// Moves the output to file offset `to` (after the tree, the output's own position is
+    /// `to - start`).
+    fn seek(&mut self, to: u64) -> Result<()>
+    where
+        W: Seek,
+    {
+        let here = self.pos;
+        self.out
+            .seek(SeekFrom::Current(to as i64 - here as i64))
+            .map_err(|e| BlockError::io(format!("seeking from byte {here} to {to}"), e))?;
+        self.pos = to;
+        Ok(())
     }
 
     /// Writes the header of a streamed block and returns a writer for its data, which runs to
@@ -279,6 +379,74 @@ impl<W: Write> Write for StreamedBlock<W> {
         self.written += n as u64;
         Ok(n)
     }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The checksum a block header records for `stored` (zeros when checksums are off).
+fn checksum(stored: &[u8], options: &WriteOptions) -> [u8; 16] {
+    if options.checksums {
+        md5(stored)
+    } else {
+        [0; 16]
+    }
+}
+
+/// Where a streaming encoder's output goes: the file, an MD5 of what passed, and a ceiling.
+/// A payload must be smaller than the data it stores; the write that would reach the data's
+/// size fails (`full`), and the block is stored raw instead.
+struct PayloadSink<'a, W> {
+    out: &'a mut W,
+    md5: Option<Md5>,
+    written: u64,
+    /// The payload must stay below this many bytes.
+    limit: u64,
+    full: bool,
+    /// The output's own error, kept to report it as such (the codec only passes its message).
+    failed: Option<std::io::Error>,
+}
+
+impl<'a, W: Write> PayloadSink<'a, W> {
+    fn new(out: &'a mut W, limit: usize, checksums: bool) -> Self {
+        PayloadSink {
+            out,
+            md5: checksums.then(Md5::new),
+            written: 0,
+            limit: limit as u64,
+            full: false,
+            failed: None,
+        }
+    }
+
+    /// Bytes written, whether the ceiling stopped the encoder, the output's error, and the
+    /// MD5 of what was written (zeros when checksums are off).
+    fn finish(self) -> (u64, bool, Option<std::io::Error>, [u8; 16]) {
+        let digest = self.md5.map_or([0; 16], |h| h.finalize().into());
+        (self.written, self.full, self.failed, digest)
+    }
+}
+
+impl<W: Write> Write for PayloadSink<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !buf.is_empty() && self.written + buf.len() as u64 >= self.limit {
+            self.full = true;
+            return Err(std::io::Error::other(
+                "the payload is not smaller than the data",
+            ));
+        }
+        if let Err(e) = self.out.write_all(buf) {
+            let message = e.to_string();
+            self.failed = Some(e);
+            return Err(std::io::Error::other(message));
+        }
+        if let Some(h) = &mut self.md5 {
+            h.update(buf);
+        }
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }

@@ -626,3 +626,111 @@ fn incompressible_data_is_stored_raw_and_encode_blocks_is_parallel() {
         BlockError::UnknownCodecName { .. }
     ));
 }
+
+/// `n` bytes no codec shrinks (splitmix64).
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0u64;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) as u8
+        })
+        .collect()
+}
+
+/// Blocks written with [`BlockWriter::write_streaming`] into a seekable output: a compressible
+/// block (zstd streams), an incompressible one (stored raw over the partial payload), a block
+/// of a codec that does not stream (zlib), an uncompressed one, an empty one, with and without
+/// checksums and alignment. The file must equal the one `write_data` makes, byte for byte.
+#[test]
+fn streaming_writes_the_same_file_as_encoding_first() {
+    let noise = noise(300_000);
+    let blocks: Vec<(Vec<u8>, &str)> = vec![
+        (ramp(5 << 20), "zstd"),
+        (noise.clone(), "zstd"),
+        (ramp(100_000), "zlib"),
+        (noise, "none"),
+        (Vec::new(), "zstd"),
+        (ramp(7), "zstd"),
+    ];
+    for (checksums, align) in [(true, 1), (false, 1), (true, 4096)] {
+        let opts = WriteOptions {
+            checksums,
+            align,
+            ..WriteOptions::default()
+        };
+        let enc = EncodeOptions {
+            threads: 2,
+            ..EncodeOptions::default()
+        };
+        let mut eager = BlockWriter::new(TREE.to_vec(), TREE.len() as u64, opts.clone());
+        let mut out = Cursor::new(TREE.to_vec());
+        out.set_position(TREE.len() as u64);
+        let mut streaming = BlockWriter::new(out, TREE.len() as u64, opts);
+        for (data, label) in &blocks {
+            let label = Label::from_name(label).unwrap();
+            let a = eager.write_data(data, label, &enc).unwrap();
+            let b = streaming.write_streaming(data, label, &enc).unwrap();
+            assert_eq!(a, b, "{label} block of {} bytes", data.len());
+        }
+        let eager = eager.finish().unwrap();
+        let streamed = streaming.finish().unwrap().into_inner();
+        assert!(eager == streamed, "checksums {checksums}, align {align}");
+        let r = read(&streamed);
+        let h = r.layout().blocks[1].header;
+        assert!(h.compression.is_none(), "noise is stored raw");
+        for (i, (data, _)) in blocks.iter().enumerate() {
+            assert_eq!(&*r.data(i as i64).unwrap(), &data[..], "block {i}");
+        }
+    }
+}
+
+/// An output that fails once it holds `room` bytes.
+struct FullDisk {
+    inner: Cursor<Vec<u8>>,
+    room: u64,
+}
+
+impl Write for FullDisk {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.inner.position() + buf.len() as u64 > self.room {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "disk full",
+            ));
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for FullDisk {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// A failing output while the codec streams is an I/O error that names the byte, not a codec
+/// error.
+#[test]
+fn streaming_reports_a_failing_output_as_such() {
+    let out = FullDisk {
+        inner: Cursor::new(Vec::new()),
+        room: 10_000,
+    };
+    let mut w = BlockWriter::new(out, 0, WriteOptions::default());
+    let data = noise(4_000_000);
+    let e = w
+        .write_streaming(&data, Label(*b"zstd"), &EncodeOptions::default())
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("writing block data at byte") && msg.contains("disk full"),
+        "{msg}"
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Seek, Write};
 
 use asdf_block::{encode_blocks, BlockInfo, BlockWriter, EncodeOptions, Label};
 use asdf_yaml::{Mapping, Node};
@@ -542,15 +542,55 @@ impl ArrayWriter {
         .with_tag(CHUNKED_TAG))
     }
 
-    /// Encodes every block (in parallel) and writes them with `writer`, in block-number order.
+    /// Encodes every block and writes them with `writer`, in block-number order. Blocks are
+    /// encoded in parallel, a batch at a time; a large block whose codec
+    /// [streams](asdf_block::codec::Codec::streams) is encoded alone with every thread.
     pub fn write_blocks<W: Write>(&self, writer: &mut BlockWriter<W>) -> Result<Vec<BlockInfo>> {
-        let items: Vec<(&[u8], Label, EncodeOptions)> = self
-            .blocks
-            .iter()
-            .map(|b| (&b.data[..], b.compression, b.encode.clone()))
-            .collect();
-        let encoded = encode_blocks(&items, writer.options())?;
-        encoded.iter().map(|e| Ok(writer.write(e)?)).collect()
+        self.write_blocks_with(writer, |w, b, enc| {
+            w.write_data(&b.data, b.compression, enc)
+        })
+    }
+
+    /// [`write_blocks`](Self::write_blocks) into a seekable output, where a large block whose
+    /// codec streams is written while it is compressed
+    /// ([`BlockWriter::write_streaming`]): compressing, hashing and writing overlap.
+    pub fn write_blocks_streaming<W: Write + Seek>(
+        &self,
+        writer: &mut BlockWriter<W>,
+    ) -> Result<Vec<BlockInfo>> {
+        self.write_blocks_with(writer, |w, b, enc| {
+            w.write_streaming(&b.data, b.compression, enc)
+        })
+    }
+
+    /// Writes the blocks in order: runs of ordinary blocks encoded in parallel
+    /// ([`encode_blocks`]), each large block of a streaming codec with `alone`.
+    fn write_blocks_with<W: Write>(
+        &self,
+        writer: &mut BlockWriter<W>,
+        mut alone: impl FnMut(
+            &mut BlockWriter<W>,
+            &PendingBlock,
+            &EncodeOptions,
+        ) -> asdf_block::Result<BlockInfo>,
+    ) -> Result<Vec<BlockInfo>> {
+        let mut out = Vec::with_capacity(self.blocks.len());
+        let mut run = 0;
+        for (i, b) in self.blocks.iter().enumerate() {
+            let codec = writer.options().codecs.get(b.compression);
+            if b.data.len() < STREAM_MIN || !codec.is_some_and(|c| c.streams()) {
+                continue;
+            }
+            out.extend(write_batch(writer, &self.blocks[run..i])?);
+            let mut enc = b.encode.clone();
+            if enc.threads == 0 {
+                enc.threads = rayon::current_num_threads();
+            }
+            out.push(alone(writer, b, &enc)?);
+            run = i + 1;
+        }
+        out.extend(write_batch(writer, &self.blocks[run..])?);
+        Ok(out)
     }
 
     /// The blocks (and externals) in memory, decoded: a [`BlockStore`] for reading back what
@@ -565,6 +605,23 @@ impl ArrayWriter {
                 .collect(),
         }
     }
+}
+
+/// Blocks at least this large whose codec streams are encoded one at a time (the codec splits
+/// each among the threads) instead of in a parallel batch.
+const STREAM_MIN: usize = 16 << 20;
+
+/// Encodes `blocks` in parallel, then writes them in order.
+fn write_batch<W: Write>(
+    writer: &mut BlockWriter<W>,
+    blocks: &[PendingBlock],
+) -> Result<Vec<BlockInfo>> {
+    let items: Vec<(&[u8], Label, EncodeOptions)> = blocks
+        .iter()
+        .map(|b| (&b.data[..], b.compression, b.encode.clone()))
+        .collect();
+    let encoded = encode_blocks(&items, writer.options())?;
+    encoded.iter().map(|e| Ok(writer.write(e)?)).collect()
 }
 
 fn inline_data(any: AnyArray) -> Result<Node> {

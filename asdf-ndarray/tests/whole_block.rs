@@ -207,3 +207,41 @@ fn chunked_slabs_read_like_the_general_path() {
     want.extend([0; 8]);
     assert_eq!(col, want);
 }
+
+/// `write_blocks_streaming` writes large `zstd` blocks alone, straight into the output, and
+/// batches the rest (small ones, and large ones of codecs that do not stream): the file is the
+/// one `write_blocks` makes, its blocks in the order they were added, and reads back.
+#[test]
+fn streaming_blocks_keep_their_order_and_bytes() {
+    let big = ArrayD::from_shape_fn(IxDyn(&[(17 << 20) / 8]), |i| (i[0] / 3) as f64);
+    let small = ArrayD::from_shape_fn(IxDyn(&[1000]), |i| i[0] as f64);
+    let mut w = ArrayWriter::new();
+    let arrays = [
+        (&small, "zstd"),
+        (&big, "zstd"),
+        (&small, "zlib"),
+        (&big, "lz4"),
+        (&big, "zstd"),
+        (&small, "zstd"),
+    ];
+    let nodes: Vec<Node> = arrays
+        .iter()
+        .map(|(a, codec)| {
+            w.add(*a, &StoreOptions::compressed(codec).unwrap())
+                .unwrap()
+        })
+        .collect();
+    let mut bw = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
+    let eager = w.write_blocks(&mut bw).unwrap();
+    let eager_file = bw.finish().unwrap();
+    let mut bw = BlockWriter::new(std::io::Cursor::new(Vec::new()), 0, WriteOptions::default());
+    let streamed = w.write_blocks_streaming(&mut bw).unwrap();
+    let file = bw.finish().unwrap().into_inner();
+    assert_eq!(eager, streamed);
+    assert!(eager_file == file, "the two writes differ");
+    let r = BlockReader::new(file, 0, ReadOptions::default()).unwrap();
+    for (i, (node, (want, _))) in nodes.iter().zip(arrays).enumerate() {
+        let meta = NdArrayMeta::from_node(node).unwrap();
+        assert_eq!(&meta.array::<f64>(&r).unwrap(), want, "array {i}");
+    }
+}

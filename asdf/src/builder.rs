@@ -113,7 +113,7 @@ impl AsdfWriter {
             });
         }
         let tree = finish_tree(tree, &self.labels(), options)?;
-        write_with_blocks(out, &tree, &self.arrays, options)
+        write_with_blocks(out, &tree, options, |w| self.arrays.write_blocks(w))
     }
 
     /// Writes the file into memory.
@@ -133,7 +133,9 @@ impl AsdfWriter {
         write_externals(path, self.arrays.externals(), options)?;
         let tree = finish_tree(tree, &self.labels(), options)?;
         atomic_write(path, |w| {
-            write_with_blocks(w, &tree, &self.arrays, options).map(drop)
+            // A file can be seeked: large zstd blocks are written while they are compressed.
+            write_with_blocks(w, &tree, options, |w| self.arrays.write_blocks_streaming(w))
+                .map(drop)
         })
     }
 
@@ -195,17 +197,16 @@ fn nd(context: &str, source: asdf_ndarray::NdError) -> AsdfError {
     }
 }
 
+/// Writes the header and `tree`, then the blocks with `blocks`.
 fn write_with_blocks<W: Write>(
     out: W,
     tree: &Node,
-    arrays: &ArrayWriter,
     options: &WriteOptions,
+    blocks: impl FnOnce(&mut BlockWriter<W>) -> asdf_ndarray::Result<Vec<asdf_block::BlockInfo>>,
 ) -> Result<W> {
     let (out, head_len) = crate::write::write_head(out, tree, options)?;
     let mut w = BlockWriter::new(out, head_len, options.blocks.clone());
-    arrays
-        .write_blocks(&mut w)
-        .map_err(|e| nd("writing blocks", e))?;
+    blocks(&mut w).map_err(|e| nd("writing blocks", e))?;
     Ok(w.finish()?)
 }
 

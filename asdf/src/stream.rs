@@ -97,7 +97,7 @@ impl AsdfWriter {
                 .map_err(|e| AsdfError::io("writing the tree", e))?;
             let mut bw = BlockWriter::new(&mut *w, head.len() as u64, blocks.clone());
             self.arrays
-                .write_blocks(&mut bw)
+                .write_blocks_streaming(&mut bw)
                 .map_err(|source| AsdfError::Array {
                     pointer: "writing blocks".into(),
                     source,
