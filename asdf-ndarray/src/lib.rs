@@ -69,7 +69,7 @@ pub use record::RecordArray;
 pub use region::{check_region, slice_region};
 pub use store::{BlockStore, NoBlocks};
 pub use values::infer_datatype;
-pub use write::{ArrayWriter, MemoryStore, PendingBlock, Storage, StoreOptions};
+pub use write::{ArrayWriter, BlockBytes, MemoryStore, PendingBlock, Storage, StoreOptions};
 pub use zarr::{
     external_store_location, is_remote_store, is_zarr_tag, ChunkMap, ZarrArray, ZarrStorage,
     MAX_CHUNK_FILES, ZARR_TAG_PREFIX,

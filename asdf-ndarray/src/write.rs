@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{Seek, Write};
+use std::sync::Arc;
 
 use asdf_block::{encode_blocks, BlockInfo, BlockWriter, EncodeOptions, Label};
 use asdf_yaml::{Mapping, Node};
@@ -79,11 +80,77 @@ impl StoreOptions {
     }
 }
 
+/// The uncompressed bytes of a block waiting to be written: owned, or shared with whatever
+/// holds them (a memory map, another library's array), so that adding a large array copies
+/// nothing. Python's `asdf_rs.write` hands NumPy arrays over so.
+///
+/// ```
+/// use std::sync::Arc;
+/// use asdf_ndarray::{ArrayWriter, BlockBytes, ByteOrder, Datatype, ScalarType, StoreOptions};
+/// let values: Arc<Vec<u8>> = Arc::new((0..16u8).collect());
+/// let mut w = ArrayWriter::new();
+/// let node = w
+///     .add_raw(BlockBytes::shared(values.clone()), &[4], &Datatype::Scalar(ScalarType::Int32),
+///              ByteOrder::Little, &StoreOptions::default())
+///     .unwrap();
+/// assert_eq!(&w.blocks()[0].data[..], &values[..]);
+/// assert_eq!(Arc::strong_count(&values), 2); // held, not copied
+/// # let _ = node;
+/// ```
+#[derive(Clone)]
+pub enum BlockBytes {
+    /// Bytes the writer owns.
+    Owned(Vec<u8>),
+    /// Bytes the writer shares; they must not change until the file is written.
+    Shared(Arc<dyn AsRef<[u8]> + Send + Sync>),
+}
+
+impl BlockBytes {
+    /// Shares `bytes` with the writer.
+    pub fn shared(bytes: Arc<impl AsRef<[u8]> + Send + Sync + 'static>) -> Self {
+        BlockBytes::Shared(bytes)
+    }
+}
+
+impl std::ops::Deref for BlockBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            BlockBytes::Owned(v) => v,
+            BlockBytes::Shared(s) => (**s).as_ref(),
+        }
+    }
+}
+
+impl From<Vec<u8>> for BlockBytes {
+    fn from(v: Vec<u8>) -> Self {
+        BlockBytes::Owned(v)
+    }
+}
+
+impl PartialEq for BlockBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for BlockBytes {}
+
+impl std::fmt::Debug for BlockBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            BlockBytes::Owned(_) => "owned",
+            BlockBytes::Shared(_) => "shared",
+        };
+        write!(f, "BlockBytes({} bytes, {kind})", self.len())
+    }
+}
+
 /// A block waiting to be written: its uncompressed data and how to encode it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingBlock {
     /// The uncompressed data.
-    pub data: Vec<u8>,
+    pub data: BlockBytes,
     /// Compression label.
     pub compression: Label,
     /// Compression level and element size.
@@ -190,16 +257,18 @@ impl ArrayWriter {
         self.blocks.len() as i64 - 1
     }
 
-    /// Stores `bytes` (C-contiguous elements of `datatype` in `order`) as an ndarray and returns
-    /// its node. The core of every other `add_*`.
+    /// Stores `bytes` (C-contiguous elements of `datatype` in `order`; owned, or
+    /// [shared](BlockBytes::shared) to copy nothing) as an ndarray and returns its node. The
+    /// core of every other `add_*`.
     pub fn add_raw(
         &mut self,
-        bytes: Vec<u8>,
+        bytes: impl Into<BlockBytes>,
         shape: &[usize],
         datatype: &Datatype,
         order: ByteOrder,
         opts: &StoreOptions,
     ) -> Result<Node> {
+        let bytes = bytes.into();
         let itemsize = datatype.size()?;
         let layout = Layout::contiguous(shape.to_vec(), itemsize)?;
         if layout.count * itemsize != bytes.len() {
@@ -441,7 +510,7 @@ impl ArrayWriter {
             None => {
                 let bytes = slice_to_bytes(mem, opts.byteorder)?;
                 let b = self.push_block(PendingBlock {
-                    data: bytes,
+                    data: bytes.into(),
                     compression: opts.compression,
                     encode: encode_opts(opts, size),
                 });
@@ -597,11 +666,11 @@ impl ArrayWriter {
     /// was added without writing a file.
     pub fn memory_store(&self) -> MemoryStore {
         MemoryStore {
-            blocks: self.blocks.iter().map(|b| b.data.clone()).collect(),
+            blocks: self.blocks.iter().map(|b| b.data.to_vec()).collect(),
             externals: self
                 .externals
                 .iter()
-                .map(|(u, b)| (u.clone(), b.data.clone()))
+                .map(|(u, b)| (u.clone(), b.data.to_vec()))
                 .collect(),
         }
     }

@@ -741,7 +741,7 @@ mod tests {
         let mut last = 0;
         for data in blocks {
             last = w.push_block(PendingBlock {
-                data,
+                data: data.into(),
                 compression: asdf_block::Label::NONE,
                 encode: Default::default(),
             });

@@ -35,7 +35,7 @@ fn normal_bytes(a: &AnyArray) -> Vec<u8> {
             .unwrap(),
         other => w.add_any(other, &opts).unwrap(),
     };
-    w.blocks()[0].data.clone()
+    w.blocks()[0].data.to_vec()
 }
 
 fn mask_bytes(m: &ArrayD<bool>) -> Vec<u8> {

@@ -2,10 +2,12 @@
 
 use std::path::PathBuf;
 
-use asdf::ndarray::{BigInteger, Datatype, RecordArray, StoreOptions};
+use asdf::ndarray::{BigInteger, BlockBytes, ByteOrder, Datatype, RecordArray, StoreOptions};
 use asdf::yaml::Node;
 use asdf::{AsdfWriter, WriteOptions};
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -252,6 +254,15 @@ impl<'py> Builder<'py> {
             Datatype::Scalar(_) => {
                 // Native byte order, any strides.
                 let native = native_order(a)?;
+                if let Some(bytes) = NumpyBytes::of(&native)? {
+                    // C order: the block is the array's own memory, not a copy of it.
+                    let shape = ua.shape().to_vec();
+                    return self
+                        .writer
+                        .arrays_mut()
+                        .add_raw(bytes, &shape, &dt, ByteOrder::NATIVE, &self.options)
+                        .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")));
+                }
                 let opts = self.options.clone();
                 add_typed(&mut self.writer, &native, AddOp::Plain(&opts))
                     .map_err(err)?
@@ -326,6 +337,54 @@ impl<'py> Builder<'py> {
         add_typed(&mut self.writer, &native, AddOp::Chunked(&chunks, &opts))
             .map_err(|e| PyValueError::new_err(format!("array at {path:?}: {e}")))?
             .ok_or_else(|| unsupported(path, &dt))
+    }
+}
+
+/// The memory of a C-contiguous NumPy array, shared with the writer as the array's block (no
+/// copy of what may be gigabytes). The array is held until the file is written: NumPy neither
+/// frees nor resizes the memory of an array that is referenced. Like every extension that
+/// releases the GIL while it reads an array, the write sees whatever another Python thread
+/// stores into the array meanwhile (`asdf_rs.write` documents it).
+struct NumpyBytes {
+    _owner: Py<PyAny>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointer is only read, through `as_ref`, and the memory it points to stays alive
+// and in place as long as `_owner` (the array) does; `Py` may be dropped on any thread.
+unsafe impl Send for NumpyBytes {}
+// SAFETY: as for `Send`: shared access only reads.
+unsafe impl Sync for NumpyBytes {}
+
+impl NumpyBytes {
+    /// `a`'s memory as a shared block, `None` when `a` is not C-contiguous.
+    fn of(a: &Bound<'_, PyAny>) -> PyResult<Option<BlockBytes>> {
+        let ua = a.cast::<PyUntypedArray>()?;
+        if !ua.is_c_contiguous() {
+            return Ok(None);
+        }
+        let len = ua.len().saturating_mul(ua.dtype().itemsize());
+        // SAFETY: `ua` is a live array object (we hold a reference), so reading its `data`
+        // field is valid; the pointer it holds is not dereferenced here.
+        let ptr = unsafe { (*ua.as_array_ptr()).fields.data } as *const u8;
+        let bytes = NumpyBytes {
+            _owner: a.clone().unbind(),
+            ptr,
+            len,
+        };
+        Ok(Some(BlockBytes::shared(std::sync::Arc::new(bytes))))
+    }
+}
+
+impl AsRef<[u8]> for NumpyBytes {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: a C-contiguous array's `len` bytes start at `ptr` and stay valid while the
+        // array is held (see the type's comment); nothing writes through this slice.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 

@@ -248,7 +248,7 @@ pub fn native_bytes(a: &AnyArray) -> Result<Vec<u8>> {
     w.add_any(a, &StoreOptions::default())
         .map_err(|e| CliError::Unsupported(e.to_string()))?;
     match w.blocks() {
-        [b] => Ok(b.data.clone()),
+        [b] => Ok(b.data.to_vec()),
         _ => Err(CliError::Unsupported(
             "this array does not map to one contiguous buffer".into(),
         )),

@@ -325,6 +325,10 @@ def write(
     * ``align``: block data starts at a multiple of this many bytes in the file (by enlarging
       block headers, which every reader accepts), so that uncompressed arrays can be viewed in
       place; 0 writes Python asdf's unaligned layout.
+
+    C-contiguous arrays in native byte order are compressed and written from their own memory
+    (no copy), with the GIL released: do not change them from another thread until ``write``
+    returns.
     """
     _native.write_native(
         os.fspath(path),
