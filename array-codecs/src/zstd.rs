@@ -11,7 +11,8 @@ use crate::Label;
 pub struct Zstd;
 
 /// Blocks smaller than this are compressed on one thread, in one call (zstd's jobs are
-/// megabytes); larger ones by the streaming encoder, on several threads when allowed.
+/// megabytes); larger ones, when several threads are allowed, by zstd's workers through the
+/// streaming encoder.
 const ZSTD_MT_MIN: usize = 4 << 20;
 
 impl Codec for Zstd {
@@ -51,14 +52,14 @@ impl Codec for Zstd {
     }
     fn encode(&self, src: &[u8], opts: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
         let level = level(opts)?;
-        if src.len() < ZSTD_MT_MIN {
+        let Some(workers) = workers(src, opts) else {
             let mut c = zstd::bulk::Compressor::new(level)?;
             c.include_contentsize(true)?;
             return Ok(c.compress(src)?);
-        }
+        };
         // The streaming encoder in memory: a block's bytes do not depend on where they go.
         let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(src.len()));
-        encode_large(src, level, opts, &mut out)?;
+        encode_parallel(src, level, workers, &mut out)?;
         Ok(out)
     }
     fn encode_to(
@@ -67,11 +68,10 @@ impl Codec for Zstd {
         opts: &EncodeOptions,
         out: &mut dyn Write,
     ) -> Result<(), CodecError> {
-        if src.len() < ZSTD_MT_MIN {
-            out.write_all(&self.encode(src, opts)?)?;
-            return Ok(());
+        match workers(src, opts) {
+            Some(workers) => encode_parallel(src, level(opts)?, workers, out),
+            None => Ok(out.write_all(&self.encode(src, opts)?)?),
         }
-        encode_large(src, level(opts)?, opts, out)
     }
     fn streams(&self) -> bool {
         true
@@ -92,23 +92,26 @@ fn level(opts: &EncodeOptions) -> Result<i32, CodecError> {
     Ok(level)
 }
 
-/// Compresses a large `src` into `out` as it goes, as one frame that declares its content size
-/// (Python's `zstandard` needs the size to decompress in one call).
-fn encode_large(
+/// The workers a block is compressed with: `None` for one thread, in one call (small blocks,
+/// or one thread allowed), which is a little faster than the streaming encoder on one thread.
+fn workers(src: &[u8], opts: &EncodeOptions) -> Option<u32> {
+    let threads = opts.effective_threads();
+    (threads > 1 && src.len() >= ZSTD_MT_MIN).then_some(threads as u32)
+}
+
+/// Compresses a large `src` into `out` as it goes, with zstd's `workers`, as one ordinary frame
+/// (any zstd decoder reads it; like Python's asdf-compression with `threads=-1`) that declares
+/// its content size (Python's `zstandard` needs the size to decompress in one call).
+fn encode_parallel(
     src: &[u8],
     level: i32,
-    opts: &EncodeOptions,
+    workers: u32,
     out: &mut dyn Write,
 ) -> Result<(), CodecError> {
     let mut e = zstd::stream::write::Encoder::new(out, level)?;
     e.include_contentsize(true)?;
     e.set_pledged_src_size(Some(src.len() as u64))?;
-    // Like Python's asdf-compression (`threads=-1`): a large block is compressed by several
-    // workers into one ordinary frame (any zstd decoder reads it).
-    let threads = opts.effective_threads();
-    if threads > 1 {
-        e.multithread(threads as u32)?;
-    }
+    e.multithread(workers)?;
     e.write_all(src)?;
     e.finish()?;
     Ok(())

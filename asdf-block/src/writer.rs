@@ -1,4 +1,5 @@
-//! Writing blocks: encode (in parallel when there are many), then stream them to any `Write`.
+//! Writing blocks: encode (in parallel when there are many), then stream them to any `Write`;
+//! or, into a seekable output, hash and write a large block while its codec compresses it.
 
 use std::borrow::Cow;
 use std::io::{Seek, SeekFrom, Write};
@@ -313,8 +314,8 @@ impl<W: Write> BlockWriter<W> {
         Ok(self.placed(offset, header))
     }
 
-    /// Moves the output to file offset `to` (after the tree, the output's own position is
-    /// `to - start`).
+    /// Moves the output to file offset `to`, relative to where it stands, so that an output
+    /// which does not start at file offset 0 (one given only the blocks) works too.
     fn seek(&mut self, to: u64) -> Result<()>
     where
         W: Seek,

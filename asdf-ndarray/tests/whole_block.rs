@@ -213,7 +213,7 @@ fn chunked_slabs_read_like_the_general_path() {
 /// one `write_blocks` makes, its blocks in the order they were added, and reads back.
 #[test]
 fn streaming_blocks_keep_their_order_and_bytes() {
-    let big = ArrayD::from_shape_fn(IxDyn(&[(17 << 20) / 8]), |i| (i[0] / 3) as f64);
+    let big = ArrayD::from_shape_fn(IxDyn(&[(65 << 20) / 8]), |i| (i[0] / 3) as f64);
     let small = ArrayD::from_shape_fn(IxDyn(&[1000]), |i| i[0] as f64);
     let mut w = ArrayWriter::new();
     let arrays = [
@@ -234,14 +234,43 @@ fn streaming_blocks_keep_their_order_and_bytes() {
     let mut bw = BlockWriter::new(Vec::new(), 0, WriteOptions::default());
     let eager = w.write_blocks(&mut bw).unwrap();
     let eager_file = bw.finish().unwrap();
-    let mut bw = BlockWriter::new(std::io::Cursor::new(Vec::new()), 0, WriteOptions::default());
+    let out = Seeks {
+        inner: std::io::Cursor::new(Vec::new()),
+        seeks: 0,
+    };
+    let mut bw = BlockWriter::new(out, 0, WriteOptions::default());
     let streamed = w.write_blocks_streaming(&mut bw).unwrap();
-    let file = bw.finish().unwrap().into_inner();
+    let out = bw.finish().unwrap();
+    // Each of the two large zstd blocks went back to rewrite its header, and forward again.
+    assert_eq!(out.seeks, 4);
+    let file = out.inner.into_inner();
     assert_eq!(eager, streamed);
     assert!(eager_file == file, "the two writes differ");
     let r = BlockReader::new(file, 0, ReadOptions::default()).unwrap();
     for (i, (node, (want, _))) in nodes.iter().zip(arrays).enumerate() {
         let meta = NdArrayMeta::from_node(node).unwrap();
         assert_eq!(&meta.array::<f64>(&r).unwrap(), want, "array {i}");
+    }
+}
+
+/// A seekable output that counts its seeks.
+struct Seeks {
+    inner: std::io::Cursor<Vec<u8>>,
+    seeks: usize,
+}
+
+impl std::io::Write for Seeks {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Seeks {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.seeks += 1;
+        self.inner.seek(pos)
     }
 }

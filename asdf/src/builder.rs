@@ -1,6 +1,6 @@
 //! Building a file from Rust values: arrays with per-array storage options, then the tree.
 
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::Path;
 
 use asdf_block::{encode_block, BlockWriter, Label};
@@ -104,6 +104,38 @@ impl AsdfWriter {
 
     /// Writes the file to `out`. External arrays need [`write_path`](Self::write_path).
     pub fn write_to<W: Write>(self, out: W, tree: Node, options: &WriteOptions) -> Result<W> {
+        let tree = self.tree_for_output(tree, options)?;
+        write_with_blocks(out, &tree, options, |w| self.arrays.write_blocks(w))
+    }
+
+    /// [`write_to`](Self::write_to) an output that can seek (a file, a `Cursor`): a large
+    /// block of a codec that streams (`zstd`) is hashed and written while it is compressed,
+    /// instead of after. [`write_path`](Self::write_path) writes so too.
+    ///
+    /// ```
+    /// use asdf::{AsdfFile, AsdfWriter, StoreOptions};
+    /// let a = ndarray::Array1::from_shape_fn(1 << 20, |i| (i / 7) as f64);
+    /// let mut w = AsdfWriter::new();
+    /// let node = w.add(&a, &StoreOptions::compressed("zstd").unwrap()).unwrap();
+    /// let tree = asdf::yaml::Node::mapping([("a", node)]);
+    /// let out = w.write_to_seekable(std::io::Cursor::new(Vec::new()), tree, &Default::default()).unwrap();
+    /// let f = AsdfFile::from_bytes(out.into_inner(), &Default::default()).unwrap();
+    /// assert_eq!(f.array::<f64>("/a").unwrap(), a.into_dyn());
+    /// ```
+    pub fn write_to_seekable<W: Write + Seek>(
+        self,
+        out: W,
+        tree: Node,
+        options: &WriteOptions,
+    ) -> Result<W> {
+        let tree = self.tree_for_output(tree, options)?;
+        write_with_blocks(out, &tree, options, |w| {
+            self.arrays.write_blocks_streaming(w)
+        })
+    }
+
+    /// `tree` completed for writing to an output (not a path: no streamed or external arrays).
+    fn tree_for_output(&self, tree: Node, options: &WriteOptions) -> Result<Node> {
         self.no_stream()?;
         if let Some((uri, _)) = self.arrays.externals().first() {
             return Err(AsdfError::External {
@@ -112,8 +144,7 @@ impl AsdfWriter {
                     .into(),
             });
         }
-        let tree = finish_tree(tree, &self.labels(), options)?;
-        write_with_blocks(out, &tree, options, |w| self.arrays.write_blocks(w))
+        finish_tree(tree, &self.labels(), options)
     }
 
     /// Writes the file into memory.

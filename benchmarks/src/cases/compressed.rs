@@ -110,8 +110,9 @@ fn write_ours(data: &[f64], codec: &str, shape: Shape, path: &Path) -> Result<()
         }
     };
     let file = std::fs::File::create(path).map_err(|e| BenchError::io(path, e))?;
+    // A file can seek: a large zstd block is hashed and written while it is compressed.
     let out = w
-        .write_to(
+        .write_to_seekable(
             BufWriter::with_capacity(1 << 20, file),
             tree,
             &Default::default(),
