@@ -132,14 +132,17 @@ def main():
 
 
 def dask_rows(big, d, keys):
-    """A dask sum over a chunked, zstd-compressed array: 2 worker processes vs 1."""
+    """A dask sum over a chunked, zstd-compressed array: 2 worker processes vs 1, each worker one
+    core (one Dask thread and a one-thread rayon pool), as one machine of a cluster would be; with
+    its own rayon pool one worker already decodes and checks a chunk on both cores of a 2-core
+    machine, and a second worker has nothing left to add."""
     import distributed
 
     rows = big.size // 8
     asdf_rs.write(d("chunked.asdf"), {"a": asdf_rs.Chunked(big, chunks=(rows,))}, compression="zstd")
     times = {}
     for n in (1, 2):
-        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cl, distributed.Client(cl) as client:
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, env={"RAYON_NUM_THREADS": "1"}) as cl, distributed.Client(cl) as client:
             with asdf_rs.open(d("chunked.asdf")) as f:
                 arr = f.to_dask("a")
                 client.compute(arr.sum()).result()  # warm the workers (imports, page cache)
