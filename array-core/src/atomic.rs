@@ -211,8 +211,9 @@ impl Write for AtomicFile {
 
 /// Many files written crash-safely together (an exploded file's thousands of arrays): each is
 /// written and closed ([`add`](Self::add)), then [`commit`](Self::commit) makes all their bytes
-/// durable with one filesystem sync (`syncfs` on Linux; each file synced elsewhere or when it
-/// fails), renames each into place and syncs each directory once. Each target is still either
+/// durable — a batch of more than 16 files with one filesystem sync (`syncfs` on Linux; each
+/// file synced elsewhere or when it fails), a smaller one file by file — renames each into
+/// place and syncs each directory once. Each target is still either
 /// its old content or its new one, never a mix, at a small fraction of the cost of committing
 /// the files one by one (two syncs each). Files not yet renamed when an error occurs, or when
 /// the batch is dropped, are removed.
@@ -265,7 +266,8 @@ impl AtomicBatch {
             .collect();
         dirs.sort();
         dirs.dedup();
-        if !dirs.iter().all(|d| sync_filesystem(d)) {
+        let many = self.staged.len() > SYNCFS_MIN_FILES;
+        if !(many && dirs.iter().all(|d| sync_filesystem(d))) {
             for (g, _) in &self.staged {
                 File::open(&g.tmp)
                     .and_then(|f| f.sync_all())
@@ -292,6 +294,13 @@ impl AtomicBatch {
         Ok(())
     }
 }
+
+/// Batches of more files than this are made durable with one filesystem sync, smaller ones file
+/// by file. A file's sync waits for its own bytes only, a filesystem sync for every unwritten
+/// byte on the filesystem, other processes' too: on the 2-core host, right after another
+/// program wrote 400 MiB without syncing, syncing a small file took 3 ms and syncing its
+/// filesystem 180 ms. Syncing 10⁵ files one by one, on the other hand, takes minutes.
+const SYNCFS_MIN_FILES: usize = 16;
 
 /// What an [`AtomicFile`] is written through: a buffer in front of a [`WritebackFile`].
 pub type AtomicWriter = BufWriter<WritebackFile>;
@@ -479,6 +488,28 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".tmp"))
             .collect()
+    }
+
+    /// Small batches sync file by file, large ones the filesystem: both commit every file.
+    #[test]
+    fn small_and_large_batches_commit_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [3u8, SYNCFS_MIN_FILES as u8 + 5] {
+            let mut batch = AtomicBatch::default();
+            for i in 0..n {
+                let path = dir.path().join(format!("{n}-{i}.bin"));
+                std::fs::write(&path, b"old").unwrap();
+                let mut f = AtomicFile::create(&path).unwrap();
+                f.write_all(&[n, i]).unwrap();
+                batch.add(f).unwrap();
+            }
+            batch.commit().unwrap();
+            for i in 0..n {
+                let got = std::fs::read(dir.path().join(format!("{n}-{i}.bin"))).unwrap();
+                assert_eq!(got, [n, i]);
+            }
+        }
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]
