@@ -42,7 +42,7 @@ const MISSING: i32 = -1;
 /// // A 3 × 5 uint16 array in 2 × 2 chunks, stored as asdf-zarr does (uncompressed here).
 /// let mut w = ArrayWriter::new();
 /// let mut raw = |data: Vec<u8>| w.push_block(PendingBlock {
-///     data, compression: asdf_block::Label::NONE, encode: Default::default(),
+///     data: data.into(), compression: asdf_block::Label::NONE, encode: Default::default(),
 /// });
 /// let mut map = Vec::new();
 /// for v in [1u16, 2, 0, 3, 4, 5] {
