@@ -120,22 +120,23 @@ def test_string_arrays_keep_their_declared_width(tmp_path):
 @pytest.mark.parametrize("compression", [None, "zstd"])
 def test_arrays_are_written_from_their_own_memory(tmp_path, compression):
     """C-contiguous arrays go to their blocks without a copy: a view into the middle of a
-    larger array, a read-only array over bytes, and an array large enough (24 MB) that zstd
-    compresses it while it is written. Python asdf reads what was written."""
+    larger array, a read-only array over bytes, and an array large enough (72 MB, over the
+    64 MiB at which a zstd block is hashed and written while it is compressed). Python asdf
+    reads what was written and agrees with every checksum."""
     import asdf
 
-    base = np.cumsum(np.arange(3_000_000, dtype=np.float64) % 7)
+    base = np.cumsum(np.arange(9_000_000, dtype=np.float64) % 7)
     kept = base.copy()
     t = {
         "tail": base[7:],
-        "grid": base.reshape(1000, 3000)[10:20],
+        "grid": base.reshape(3000, 3000)[10:20],
         "ro": np.frombuffer(b"abcdefgh" * 4, dtype="<u8"),
         "temp": np.arange(5, dtype=">i4").astype("<i4"),
     }
     p = tmp_path / "own.asdf"
     asdf_rs.write(p, t, compression=compression)
     np.testing.assert_array_equal(base, kept)
-    with asdf.open(p, lazy_load=False, memmap=False) as af:
+    with asdf.open(p, lazy_load=False, memmap=False, validate_checksums=True) as af:
         for key, value in t.items():
             np.testing.assert_array_equal(af[key], value, err_msg=key)
             if compression is not None and key == "tail":
