@@ -66,4 +66,6 @@ pub use reader::{
     MappedBlocks, SeekBlockReader,
 };
 pub use source::{SeekSource, Source};
-pub use writer::{encode_block, encode_blocks, BlockWriter, EncodedBlock, StreamedBlock};
+pub use writer::{
+    encode_block, encode_blocks, pool_share, BlockWriter, EncodedBlock, StreamedBlock,
+};

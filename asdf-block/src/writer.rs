@@ -94,17 +94,34 @@ pub fn encode_blocks<'a>(
     items: &[(&'a [u8], Label, EncodeOptions)],
     options: &WriteOptions,
 ) -> Result<Vec<EncodedBlock<'a>>> {
-    let per_block = (rayon::current_num_threads() / items.len().max(1)).max(1);
     items
         .par_iter()
         .map(|(data, label, enc)| {
-            let mut enc = enc.clone();
-            if enc.threads == 0 {
-                enc.threads = per_block;
-            }
-            encode_block(data, *label, &enc, options)
+            encode_block(data, *label, &pool_share(enc, items.len()), options)
         })
         .collect()
+}
+
+/// `enc` with automatic threads ([`EncodeOptions::threads`] `0`) resolved to one block's share
+/// of the current rayon pool when `blocks` blocks are encoded at once (at least one thread).
+/// Resolved here because a codec called inside a rayon task takes automatic to mean one.
+///
+/// ```
+/// use asdf_block::{pool_share, EncodeOptions};
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+/// let auto = EncodeOptions::default();
+/// pool.install(|| {
+///     assert_eq!(pool_share(&auto, 1).threads, 4);
+///     assert_eq!(pool_share(&auto, 3).threads, 1);
+///     assert_eq!(pool_share(&EncodeOptions { threads: 2, ..auto.clone() }, 1).threads, 2);
+/// });
+/// ```
+pub fn pool_share(enc: &EncodeOptions, blocks: usize) -> EncodeOptions {
+    let mut enc = enc.clone();
+    if enc.threads == 0 {
+        enc.threads = (rayon::current_num_threads() / blocks.max(1)).max(1);
+    }
+    enc
 }
 
 /// Writes blocks one after another to `out`, then the block index. Nothing is buffered beyond

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::{Seek, Write};
 use std::sync::Arc;
 
-use asdf_block::{encode_blocks, BlockInfo, BlockWriter, EncodeOptions, Label};
+use asdf_block::{encode_blocks, pool_share, BlockInfo, BlockWriter, EncodeOptions, Label};
 use asdf_yaml::{Mapping, Node};
 use ndarray::{ArrayBase, Data, Dimension, SliceInfoElem};
 use rayon::prelude::*;
@@ -651,11 +651,7 @@ impl ArrayWriter {
                 continue;
             }
             out.extend(write_batch(writer, &self.blocks[run..i])?);
-            let mut enc = b.encode.clone();
-            if enc.threads == 0 {
-                enc.threads = rayon::current_num_threads();
-            }
-            out.push(alone(writer, b, &enc)?);
+            out.push(alone(writer, b, &pool_share(&b.encode, 1))?);
             run = i + 1;
         }
         out.extend(write_batch(writer, &self.blocks[run..])?);
