@@ -1,22 +1,25 @@
-//! The fast path: a single-pass parser for the YAML that ASDF writers produce.
+//! The fast path: a single-pass parser for the YAML that ASDF writers produce, and most other
+//! YAML.
 //!
 //! It emits exactly the events saphyr-parser (the reference parser) would emit for the same text,
 //! into the same tree builder, so the tree is made by one piece of code whichever parser read the
 //! text. It understands what PyYAML and this crate's emitter write: block mappings and sequences
-//! (compact `- a: 1` and indentless `key:\n- x` forms), flow collections over several lines,
-//! plain scalars folded over lines, single- and double-quoted scalars with escapes and folding,
-//! literal and folded block scalars (`|`, `>`, with chomping and indentation indicators, as
-//! PyYAML writes `|2-` for text that starts with a space), explicit `? key` / `: value` entries
-//! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
-//! `%TAG` handles and verbatim ones (`!<uri>`), anchors, aliases and comments. Tabs are read
-//! where the reference parser's reading of them is plain (see [`Parser::claim`]): inside
-//! comments, one-line quoted scalars and the first line of block plain scalars, trailing a
-//! node's line, and on lines holding nothing else. At anything else — block scalars with unusual
-//! indentation, tabs elsewhere, carriage returns alone (the builder hands CR LF text over with
-//! LF breaks), a second document, percent-escaped tags, and every error — it stops with
-//! a [`Bail`], and the caller parses the whole text with the reference parser, which therefore
-//! decides every error message and every rare construct. The differential tests hold the two
-//! parsers to the same events and trees.
+//! (compact `- a: 1` and indentless `key:\n- x` forms, indented roots), flow collections over
+//! several lines (JSON's `{"a":1}` and keys without values included), plain scalars folded over
+//! lines, single- and double-quoted scalars with escapes and folding, literal and folded block
+//! scalars (`|`, `>`, with chomping and indentation indicators, as PyYAML writes `|2-` for text
+//! that starts with a space, read line by line as the reference parser reads them), explicit
+//! `? key` / `: value` entries (PyYAML writes them for keys longer than 128 characters or over
+//! several lines), tags through `%TAG` handles and verbatim ones (`!<uri>`, percent escapes
+//! decoded), anchors, aliases and comments. Tabs are read where the reference parser's reading
+//! of them is plain (see [`Parser::claim`]): inside comments, one-line quoted scalars, block
+//! scalars' content and the first line of block plain scalars, trailing a node's line, and on
+//! lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
+//! builder hands CR LF text over with LF breaks), a second document, properties on lines of
+//! their own, flow collections as keys, and every error — it stops with a [`Bail`], and the
+//! caller parses the text with the reference parser, which therefore decides every error
+//! message and every rare construct. The differential tests hold the two parsers to the same
+//! events and trees.
 //!
 //! Speed comes from working on bytes (every structural character is ASCII), scanning with
 //! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
@@ -104,7 +107,26 @@ enum Ctx {
 #[derive(Default)]
 struct Props<'t> {
     anchor: usize,
-    tag: Option<TagParts<'t>>,
+    tag: Option<Tag<'t>>,
+}
+
+/// A tag as the parser read it: borrowed from the text, or, when its suffix has percent
+/// escapes, with the decoded suffix kept by the parser (`Parser::decoded`, by index).
+#[derive(Clone, Copy)]
+enum Tag<'t> {
+    Text(TagParts<'t>),
+    Decoded { prefix: &'t str, suffix: usize },
+}
+
+/// The parts of `tag`, a decoded suffix looked up in `decoded`.
+fn tag_parts<'a>(tag: Option<Tag<'a>>, decoded: &'a [String]) -> Option<TagParts<'a>> {
+    tag.map(|tag| match tag {
+        Tag::Text(parts) => parts,
+        Tag::Decoded { prefix, suffix } => TagParts {
+            prefix,
+            suffix: &decoded[suffix],
+        },
+    })
 }
 
 impl Props<'_> {
@@ -139,7 +161,10 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
         anchors: HashMap::new(),
         next_anchor: 1,
         version_seen: false,
+        decoded: Vec::new(),
         depth: 0,
+        flow_level: 0,
+        flow_unrolled: false,
         tabs,
         next_tab: 0,
         sink,
@@ -168,8 +193,15 @@ struct Parser<'t, 's, S> {
     next_anchor: usize,
     /// Whether a `%YAML` directive was read.
     version_seen: bool,
+    /// Tag suffixes with their percent escapes decoded (rare: most tags are borrowed).
+    decoded: Vec<String>,
     /// Collections open around the position.
     depth: usize,
+    /// Flow collections open around the position.
+    flow_level: usize,
+    /// Whether a plain scalar was read since the outermost open flow collection started (the
+    /// reference parser then lets closing brackets and commas stand at the parent's column).
+    flow_unrolled: bool,
     /// Offsets of the text's tabs, in order (usually none).
     tabs: Vec<usize>,
     /// The first of `tabs` not yet claimed by [`Parser::claim`].
@@ -248,17 +280,18 @@ fn is_uri_char(c: u8) -> bool {
 }
 
 /// Characters accepted in a shorthand tag: URI characters but flow indicators and `!`, as the
-/// reference parser has it, and without `%` escapes (left to the reference parser).
+/// reference parser has it, and without `%` (which starts an escape).
 fn is_tag_char(c: u8) -> bool {
     is_uri_char(c) && !matches!(c, b',' | b'[' | b']' | b'!' | b'%')
 }
 
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn bail<T>(&self, reason: &'static str) -> R<T> {
-        Err(Bail {
-            offset: self.pos,
-            reason,
-        })
+        self.bail_at(self.pos, reason)
+    }
+
+    fn bail_at<T>(&self, offset: usize, reason: &'static str) -> R<T> {
+        Err(Bail { offset, reason })
     }
 
     fn emit(&mut self, event: Event<'t>, at: usize) -> R {
@@ -268,7 +301,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Opens a mapping (`map`) or a sequence in the sink.
     fn emit_start(&mut self, map: bool, props: &Props<'t>, at: usize) -> R {
-        let sent = self.sink.start(map, props.anchor, props.tag, at);
+        let tag = tag_parts(props.tag, &self.decoded);
+        let sent = self.sink.start(map, props.anchor, tag, at);
         refused(sent, at)
     }
 
@@ -551,17 +585,19 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             self.emit(Event::DocumentStart(true), at)?;
             self.pos += 3;
             self.value(-1, Ctx::Root)?
-        } else if directives || self.b[self.pos] == b' ' {
-            return self.bail("a document without `---` after directives, or indented");
+        } else if directives {
+            return self.bail("a document without `---` after directives");
         } else {
             self.emit(Event::DocumentStart(false), at)?;
+            // The root node may be indented (the position stays on its line).
+            self.skip_ws();
             self.block_node(-1, Props::default())?
         };
         self.document_end(next)
     }
 
-    /// Comment and blank lines, `%YAML` and `%TAG` directives before the document. Returns
-    /// whether there were directives; the position is at the first other line.
+    /// Comment lines (indented or not), blank lines, `%YAML` and `%TAG` directives before the
+    /// document. Returns whether there were directives; the position is at the first other line.
     fn preamble(&mut self) -> R<bool> {
         let mut directives = false;
         loop {
@@ -572,7 +608,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if line.starts_with('%') {
                 self.directive(line)?;
                 directives = true;
-            } else if line.starts_with('#') || line.bytes().all(is_blank) {
+            } else if line.trim_start_matches(' ').starts_with('#') || line.bytes().all(is_blank) {
                 self.claim(self.pos, self.pos + line_len)?;
             } else {
                 return Ok(directives);
@@ -929,7 +965,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(&self.text[start..end])
     }
 
-    fn tag(&mut self) -> R<TagParts<'t>> {
+    fn tag(&mut self) -> R<Tag<'t>> {
         if self.peek_at(self.pos + 1) == Some(b'<') {
             return self.verbatim_tag();
         }
@@ -937,7 +973,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let mut end = start + 1;
         while self
             .peek_at(end)
-            .is_some_and(|c| c == b'!' || is_tag_char(c))
+            .is_some_and(|c| c == b'!' || c == b'%' || is_tag_char(c))
         {
             end += 1;
         }
@@ -960,29 +996,61 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             ("!", None) => "!",
             _ => return self.bail("an undeclared tag handle"),
         };
+        let tag = self.decode_tag(prefix, suffix, start)?;
         self.pos = end;
-        Ok(TagParts { prefix, suffix })
+        Ok(tag)
+    }
+
+    /// The tag `prefix` + `suffix` (a suffix read at `at`), its suffix's percent escapes
+    /// decoded. Escapes of bytes past ASCII, which the reference parser combines in its own
+    /// way, and invalid escapes are left to it.
+    fn decode_tag(&mut self, prefix: &'t str, suffix: &'t str, at: usize) -> R<Tag<'t>> {
+        if !suffix.contains('%') {
+            return Ok(Tag::Text(TagParts { prefix, suffix }));
+        }
+        let mut out = String::with_capacity(suffix.len());
+        let mut rest = suffix;
+        while let Some(k) = rest.find('%') {
+            out.push_str(&rest[..k]);
+            let byte = rest
+                .get(k + 1..k + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                .filter(|b| b.is_ascii() && rest.as_bytes()[k + 1].is_ascii_hexdigit());
+            let Some(byte) = byte else {
+                return self.bail_at(
+                    at,
+                    "a tag escape the fast parser leaves to the reference parser",
+                );
+            };
+            out.push(char::from(byte));
+            rest = &rest[k + 3..];
+        }
+        out.push_str(rest);
+        self.decoded.push(out);
+        Ok(Tag::Decoded {
+            prefix,
+            suffix: self.decoded.len() - 1,
+        })
     }
 
     /// `!<uri>`: the URI as written, under no handle (what the reference parser makes of it).
     /// Python asdf writes every tag outside `tag:stsci.edu:asdf/` this way (gwcs, asdf-astropy,
-    /// roman_datamodels), so real trees are full of them. Percent escapes, an empty URI and the
-    /// non-specific `!<!>` are left to the reference parser.
-    fn verbatim_tag(&mut self) -> R<TagParts<'t>> {
+    /// roman_datamodels), so real trees are full of them. Percent escapes are decoded (see
+    /// [`Parser::decode_tag`]); an empty URI and the non-specific `!<!>` are left to the
+    /// reference parser.
+    fn verbatim_tag(&mut self) -> R<Tag<'t>> {
         let start = self.pos + 2;
         let mut end = start;
         while self.peek_at(end).is_some_and(is_uri_char) {
             end += 1;
         }
         let uri = &self.text[start..end];
-        if self.peek_at(end) != Some(b'>') || matches!(uri, "" | "!") || uri.contains('%') {
+        if self.peek_at(end) != Some(b'>') || matches!(uri, "" | "!") || uri == "%21" {
             return self.bail("a verbatim tag the fast parser leaves to the reference parser");
         }
+        let tag = self.decode_tag("", uri, self.pos)?;
         self.pos = end + 1;
-        Ok(TagParts {
-            prefix: "",
-            suffix: uri,
-        })
+        Ok(tag)
     }
 
     fn alias(&mut self) -> R {
@@ -995,7 +1063,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props<'t>, at: usize) -> R {
-        let sent = (self.sink).scalar(&text, style, props.anchor, props.tag, at);
+        let tag = tag_parts(props.tag, &self.decoded);
+        let sent = (self.sink).scalar(&text, style, props.anchor, tag, at);
         refused(sent, at)
     }
 
@@ -1166,26 +1235,14 @@ fn block_header(h: &[u8]) -> (Chomp, Option<usize>, usize) {
     }
 }
 
-/// The lines of a block scalar: each content line without its indentation, `""` for an empty
-/// line, and the byte offset where the scalar's text ends (the start of the first line after it).
-struct BlockLines<'t> {
-    lines: Vec<&'t str>,
-    end: usize,
-}
-
 impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
-    /// A literal (`|`) or folded (`>`) block scalar whose header is at the position, after its
-    /// key, `- ` or `---` on the same line; the content lines are indented past `parent`. Left to
-    /// the reference parser: a header alone on its line, an empty
-    /// scalar, lines of spaces longer than the indentation, more-indented lines of a folded
-    /// scalar, and text that ends without a line break.
+    /// A literal (`|`) or folded (`>`) block scalar whose header is at the position; the
+    /// content lines are indented past `parent`. Read as the reference parser reads it (lines of
+    /// spaces, more-indented folded lines, leading and trailing empty lines, text ending without
+    /// a line break); left to it: tabs that start or end its lines, content at column 0 (a
+    /// document's root scalar), and the errors it reports.
     fn block_scalar(&mut self, parent: isize, props: Props<'t>) -> R<Next> {
         let at = self.pos;
-        let own_line = (self.b.get(self.line_start..self.pos))
-            .is_none_or(|before| before.iter().all(|&c| c == b' '));
-        if own_line {
-            return self.bail("a block scalar header alone on its line");
-        }
         let folded = self.b[at] == b'>';
         let (chomp, increment, len) = block_header(&self.b[at + 1..]);
         self.pos = at + 1 + len;
@@ -1199,38 +1256,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         // An indentation indicator counts from the indentation of the collection holding the
         // scalar (from column 0 at the root), as the reference parser counts it.
         let indent = increment.map(|n| usize::try_from(parent).map_or(n, |p| p + n));
-        let BlockLines { lines, end } = self.block_lines(parent, indent)?;
-        let Some(last) = lines.iter().rposition(|l| !l.is_empty()) else {
-            if lines.is_empty() && chomp != Chomp::Keep {
-                return self.finish_block_scalar(String::new(), folded, props, at, end);
-            }
-            return self.bail("an empty block scalar");
-        };
-        let mut text = if folded {
-            fold_lines(&lines[..=last]).ok_or(Bail {
-                offset: at,
-                reason: "a more-indented line in a folded block scalar",
-            })?
-        } else {
-            lines[..=last].join("\n")
-        };
-        match chomp {
-            Chomp::Strip => {}
-            Chomp::Clip => text.push('\n'),
-            Chomp::Keep => text.extend(std::iter::repeat_n('\n', lines.len() - last)),
-        }
-        self.finish_block_scalar(text, folded, props, at, end)
-    }
-
-    /// Emits a block scalar's `text` and moves to the line at `end` (the first after it).
-    fn finish_block_scalar(
-        &mut self,
-        text: String,
-        folded: bool,
-        props: Props<'t>,
-        at: usize,
-        end: usize,
-    ) -> R<Next> {
+        let (text, end) = self.block_body(parent, indent, folded, chomp)?;
         let style = if folded {
             ScalarStyle::Folded
         } else {
@@ -1246,103 +1272,145 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.next_line()
     }
 
-    /// The lines after the header line (the position is at its end) that belong to a block
-    /// scalar indented past `parent`: from the first content line on, every line indented at
-    /// least as far as it, or empty.
-    fn block_lines(&self, parent: isize, explicit: Option<usize>) -> R<BlockLines<'t>> {
-        let Some(nl) = memchr(b'\n', &self.b[self.pos..]) else {
-            return self.bail("a block scalar without content");
+    /// The text of a block scalar whose header line ends at the position, and the start of the
+    /// first line after it (the text's length at its end). `explicit` is the indentation an
+    /// indicator sets. Lines are joined (or folded) and chomped the way the reference parser
+    /// does it, line by line: content lines are those indented at least as far as the scalar
+    /// (the spaces past its indentation are content), empty lines are counted, and the first
+    /// line indented less ends it.
+    fn block_body(
+        &mut self,
+        parent: isize,
+        explicit: Option<usize>,
+        folded: bool,
+        chomp: Chomp,
+    ) -> R<(String, usize)> {
+        let b = self.b;
+        let Some(nl) = memchr(b'\n', &b[self.pos..]) else {
+            // The header ends the text: an empty scalar whatever the chomping.
+            return Ok((String::new(), b.len()));
         };
-        let mut lines = Vec::new();
-        let mut indent: Option<usize> = explicit;
-        let mut leading = 0;
         let mut i = self.pos + nl + 1;
-        while i < self.b.len() {
-            let line_end = memchr(b'\n', &self.b[i..]).map_or(self.b.len(), |k| i + k);
-            let spaces = self.b[i..line_end]
-                .iter()
-                .take_while(|&&c| c == b' ')
-                .count();
-            if self.b.get(i + spaces) == Some(&b'\t') {
-                return Err(Bail {
-                    offset: i + spaces,
-                    reason: "a tab after the indentation of a line in or after a block scalar",
-                });
-            }
-            let blank = i + spaces == line_end;
-            let after = indent.is_some_and(|n| !blank && spaces < n);
-            if line_end == self.b.len() && !after {
-                return self.bail("a block scalar at the end of text without a line break");
-            }
-            match indent {
-                None if blank => {
-                    leading = leading.max(spaces);
-                    lines.push("");
-                }
-                // The line right after the header belongs to the parent: an empty scalar
-                // (schemas write `description: >` with nothing under it).
-                None if !blank && spaces as isize <= parent => {
-                    if !lines.is_empty() {
-                        return self.bail("an empty block scalar followed by blank lines");
-                    }
-                    return Ok(BlockLines { lines, end: i });
-                }
-                None => {
-                    if spaces as isize <= parent || spaces == 0 || leading > spaces {
-                        return self.bail("a block scalar's first line indented unusually");
-                    }
-                    indent = Some(spaces);
-                    lines.push(&self.text[i + spaces..line_end]);
-                }
-                Some(n) if blank && spaces > n => {
-                    return self.bail("a line of spaces longer than a block scalar's indentation")
-                }
-                Some(_) if blank => lines.push(""),
-                // Under an indentation indicator, a first content line between the parent's
-                // indentation and the scalar's is an error, not the scalar's end.
-                Some(n)
-                    if spaces < n
-                        && spaces as isize > parent
-                        && lines.iter().all(|l| l.is_empty()) =>
-                {
-                    return self.bail("a line indented less than its block scalar")
-                }
-                Some(n) if spaces < n => return Ok(BlockLines { lines, end: i }),
-                Some(n) => lines.push(&self.text[i + n..line_end]),
-            }
-            i = line_end + 1;
+        if b.get(i) == Some(&b'\t') {
+            return self.bail_at(i, "a tab starting a block scalar's first line");
         }
-        Ok(BlockLines {
-            lines,
-            end: self.b.len(),
-        })
+        // Empty lines before the first content line, as line breaks.
+        let mut breaks = 0;
+        let (indent, mut line) = match explicit {
+            Some(n) => {
+                let (next, line) = self.block_indent(i, n, &mut breaks);
+                i = next;
+                (n, line)
+            }
+            None => {
+                let (next, line, widest) = self.block_first_indent(i, &mut breaks);
+                i = next;
+                // At least one column past the parent, as the reference parser has it.
+                (widest.max(usize::try_from(parent + 1).unwrap_or(0)), line)
+            }
+        };
+        if i >= b.len() {
+            let text = match chomp {
+                Chomp::Keep if breaks == 0 && i > line => "\n".to_string(),
+                Chomp::Keep => "\n".repeat(breaks),
+                Chomp::Strip | Chomp::Clip => String::new(),
+            };
+            return Ok((text, b.len()));
+        }
+        let col = i - line;
+        if col < indent && col as isize > parent {
+            return self.bail_at(i, "a line indented less than its block scalar");
+        }
+        if indent == 0 {
+            return self.bail_at(i, "a block scalar's content at column 0");
+        }
+        let mut text = String::new();
+        let mut leading_break = false;
+        let mut leading_blank = false;
+        let mut col = col;
+        while col == indent && i < b.len() && b[i] != b'\n' {
+            let trailing_blank = is_blank(b[i]);
+            if folded && leading_break && !leading_blank && !trailing_blank {
+                match breaks {
+                    0 => text.push(' '),
+                    n => text.extend(std::iter::repeat_n('\n', n)),
+                }
+            } else {
+                text.extend(std::iter::repeat_n(
+                    '\n',
+                    usize::from(leading_break) + breaks,
+                ));
+            }
+            breaks = 0;
+            leading_blank = trailing_blank;
+            let end = memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
+            self.claim(i, end)?;
+            text.push_str(&self.text[i..end]);
+            leading_break = end < b.len();
+            if !leading_break {
+                i = end;
+                col = indent + 1;
+                break;
+            }
+            (i, line) = self.block_indent(end + 1, indent, &mut breaks);
+            col = i - line;
+        }
+        if chomp != Chomp::Strip {
+            let unended = i >= b.len() && col >= indent.max(1);
+            text.extend(std::iter::repeat_n(
+                '\n',
+                usize::from(leading_break) + usize::from(unended),
+            ));
+        }
+        if chomp == Chomp::Keep {
+            text.extend(std::iter::repeat_n('\n', breaks));
+        }
+        if i >= b.len() {
+            return Ok((text, b.len()));
+        }
+        if b[i] == b'\t' {
+            return self.bail_at(
+                i,
+                "a tab after the indentation of a line after a block scalar",
+            );
+        }
+        Ok((text, line))
     }
-}
 
-/// The folded text of a block scalar's lines (through its last content line): a line break
-/// between two content lines becomes a space, each empty line a line break. `None` for a
-/// more-indented line, whose breaks folding keeps (left to the reference parser).
-fn fold_lines(lines: &[&str]) -> Option<String> {
-    let mut out = String::new();
-    let mut started = false;
-    let mut breaks = 0;
-    for line in lines {
-        if line.is_empty() {
-            breaks += 1;
-            continue;
+    /// From the line starting at `i`, moves over up to `indent` spaces of each line and over
+    /// the empty lines (counted into `breaks`); returns where it stopped and that line's start.
+    fn block_indent(&self, mut i: usize, indent: usize, breaks: &mut usize) -> (usize, usize) {
+        loop {
+            let line = i;
+            while i - line < indent && self.peek_at(i) == Some(b' ') {
+                i += 1;
+            }
+            if self.peek_at(i) != Some(b'\n') {
+                return (i, line);
+            }
+            *breaks += 1;
+            i += 1;
         }
-        if line.starts_with(' ') {
-            return None;
-        }
-        if started && breaks == 0 {
-            out.push(' ');
-        }
-        out.extend(std::iter::repeat_n('\n', breaks));
-        out.push_str(line);
-        started = true;
-        breaks = 0;
     }
-    Some(out)
+
+    /// Like [`Parser::block_indent`] before a scalar's indentation is known: moves over all the
+    /// spaces of each line and the lines that hold nothing else; also returns the widest
+    /// indentation seen (which the scalar's indentation must reach).
+    fn block_first_indent(&self, mut i: usize, breaks: &mut usize) -> (usize, usize, usize) {
+        let mut widest = 0;
+        loop {
+            let line = i;
+            while self.peek_at(i) == Some(b' ') {
+                i += 1;
+            }
+            widest = widest.max(i - line);
+            if self.peek_at(i) != Some(b'\n') {
+                return (i, line, widest);
+            }
+            *breaks += 1;
+            i += 1;
+        }
+    }
 }
 
 // ---- quoted scalars ------------------------------------------------------------------------------
@@ -1566,6 +1634,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             Some(c) if self.plain_start(c, true) => {
                 let end = self.plain_flow_end(self.pos);
+                self.flow_unrolled = true;
                 let text = Cow::Borrowed(&self.text[at..end]);
                 self.pos = end;
                 self.scalar(text, ScalarStyle::Plain, props, at)
@@ -1632,8 +1701,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         self.pos += 1;
                     }
                     let ind = self.pos - start;
+                    // The reference parser wants a flow collection's lines past the parent's
+                    // column until it has read a plain scalar in it; from then on, only plain
+                    // scalars, and other tokens (brackets, commas) may stand at that column.
+                    let at_parent = ind as isize == parent
+                        && self.flow_unrolled
+                        && matches!(self.peek(), Some(b']' | b'}' | b','));
                     let blank = matches!(self.peek(), Some(b'\n') | None);
-                    if !blank && (ind as isize <= parent || (ind == 0 && self.doc_marker_at(start)))
+                    if !blank
+                        && !at_parent
+                        && (ind as isize <= parent || (ind == 0 && self.doc_marker_at(start)))
                     {
                         return self.bail("a flow collection's line not indented past its parent");
                     }
@@ -1657,15 +1734,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let at = self.pos;
         self.enter()?;
         let close = if map { b'}' } else { b']' };
+        if self.flow_level == 0 {
+            self.flow_unrolled = false;
+        }
+        self.flow_level += 1;
         self.emit_start(map, &props, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
         if self.peek() != Some(close) {
             loop {
-                if map {
-                    self.flow_key(parent)?;
+                if !map || self.flow_key(parent)? {
+                    self.flow_node(parent, Props::default())?;
                 }
-                self.flow_node(parent, Props::default())?;
                 self.flow_ws(parent)?;
                 match self.peek() {
                     Some(b',') => {
@@ -1684,54 +1764,84 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.pos += 1;
         let at = self.pos;
         self.depth -= 1;
+        self.flow_level -= 1;
         self.emit_end(at)
     }
 
-    /// A flow mapping key (a plain or quoted scalar, or an explicit `? key`) through its `: `
-    /// and the blanks after it; a value must follow.
-    fn flow_key(&mut self, parent: isize) -> R {
+    /// A flow mapping key (a plain or quoted scalar, or an explicit `? key`) through its `:`
+    /// and the blanks after it. Returns whether a value follows; an entry that ends after its
+    /// key or its `:` (`{a, b: }`) gets an empty value here.
+    fn flow_key(&mut self, parent: isize) -> R<bool> {
         let at = self.pos;
         if self.explicit_key_here() {
             return self.explicit_flow_key(parent);
         }
         let (text, style) = match self.peek() {
-            Some(b'\'' | b'"') => self.quoted(parent)?,
+            Some(b'\'' | b'"') => {
+                let key = self.quoted(parent)?;
+                // A quoted key is JSON-like: line breaks and comments may come before its `:`,
+                // and the value may follow the `:` without a blank (`{"a":1}`).
+                self.flow_ws(parent)?;
+                key
+            }
             Some(c) if self.plain_start(c, true) => {
                 let end = self.plain_flow_end(self.pos);
+                self.flow_unrolled = true;
                 self.pos = end;
+                self.skip_ws();
                 (Cow::Borrowed(&self.text[at..end]), ScalarStyle::Plain)
             }
             _ => return self.bail("a flow mapping key the fast parser does not read"),
         };
-        self.skip_ws();
-        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
-            return self.bail("a flow mapping key without `: `");
+        let json_like = style != ScalarStyle::Plain;
+        match self.peek() {
+            Some(b':')
+                if json_like
+                    || self.blank_at(self.pos + 1)
+                    || self.peek_at(self.pos + 1).is_some_and(is_flow_indicator) =>
+            {
+                self.pos += 1;
+                self.scalar(text, style, Props::default(), at)?;
+                self.flow_value_follows(parent)
+            }
+            Some(b',' | b'}') => {
+                self.scalar(text, style, Props::default(), at)?;
+                self.empty_scalar(Props::default(), self.pos)?;
+                Ok(false)
+            }
+            _ => self.bail("a flow mapping key without `: `"),
         }
-        self.pos += 1;
-        self.scalar(text, style, Props::default(), at)?;
-        self.flow_value_follows(parent)
     }
 
     /// An explicit flow mapping key (`? key`, the key any flow node, then `:` after blanks or
-    /// line breaks), the position at its `?`. PyYAML writes one for a long key inside `{}`.
-    fn explicit_flow_key(&mut self, parent: isize) -> R {
+    /// line breaks, or no `:` and an empty value), the position at its `?`. PyYAML writes one
+    /// for a long key inside `{}`. Returns whether a value follows.
+    fn explicit_flow_key(&mut self, parent: isize) -> R<bool> {
         self.pos += 1;
         self.flow_ws(parent)?;
         self.flow_node(parent, Props::default())?;
         self.flow_ws(parent)?;
-        if self.peek() != Some(b':') || !self.blank_at(self.pos + 1) {
-            return self.bail("an explicit flow mapping key without `: `");
+        match self.peek() {
+            Some(b':') if self.blank_at(self.pos + 1) => {
+                self.pos += 1;
+                self.flow_value_follows(parent)
+            }
+            Some(b',' | b'}') => {
+                self.empty_scalar(Props::default(), self.pos)?;
+                Ok(false)
+            }
+            _ => self.bail("an explicit flow mapping key without `: `"),
         }
-        self.pos += 1;
-        self.flow_value_follows(parent)
     }
 
-    /// Moves past the blanks after a flow key's `:`; a value must follow.
-    fn flow_value_follows(&mut self, parent: isize) -> R {
+    /// Moves past the blanks after a flow key's `:`. Returns whether a value follows; when the
+    /// entry ends there, its value is empty.
+    fn flow_value_follows(&mut self, parent: isize) -> R<bool> {
         self.flow_ws(parent)?;
         if matches!(self.peek(), Some(b',' | b'}')) {
-            return self.bail("a flow mapping entry without a value");
+            self.empty_scalar(Props::default(), self.pos)?;
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
     }
 }
