@@ -12,9 +12,9 @@
 //! `? key` / `: value` entries (PyYAML writes them for keys longer than 128 characters or over
 //! several lines), tags through `%TAG` handles and verbatim ones (`!<uri>`, percent escapes
 //! decoded), anchors, aliases and comments. Tabs are read where the reference parser's reading
-//! of them is plain (see [`Parser::claim`]): inside comments, one-line quoted scalars, block
-//! scalars' content and the first line of block plain scalars, trailing a node's line, and on
-//! lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
+//! of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed around
+//! their line breaks), block scalars' content and the first line of block plain scalars,
+//! trailing a node's line, and on lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
 //! builder hands CR LF text over with LF breaks), a second document, properties on lines of
 //! their own, flow collections as keys, and every error — it stops with a [`Bail`], and the
 //! caller parses the text with the reference parser, which therefore decides every error
@@ -402,11 +402,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// Claims the tabs of the quoted scalar that started at `open` and ended before the
-    /// position, when it is on one line (a tab is text there; folding over lines trims them,
-    /// which the fast parser leaves to the reference parser).
+    /// position: text inside a line, blanks that folding trims around its line breaks (see
+    /// [`Parser::fold`]).
     #[inline(always)]
     fn claim_quoted(&mut self, open: usize) -> R {
-        if self.tab_before(self.pos) && !self.b[open..self.pos].contains(&b'\n') {
+        if self.tab_before(self.pos) {
             return self.claim_tabs(open, self.pos);
         }
         Ok(())
@@ -1517,8 +1517,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 i += 1;
             }
             let ind = i - start;
-            while self.peek_at(i).is_some_and(is_ws) {
-                i += 1;
+            // Tabs among a line's leading blanks are trimmed like spaces, past the parent's
+            // column (where the reference parser may count them as indentation, an error).
+            if self.peek_at(i) == Some(b'\t') {
+                if ind as isize <= parent {
+                    self.pos = i;
+                    return self.bail("a tab indenting a quoted scalar's line");
+                }
+                i = self.blanks_end(i);
             }
             match self.peek_at(i) {
                 None => {
@@ -1630,6 +1636,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             Some(b'*') if props.is_empty() => self.alias(),
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(parent)?;
+                self.claim_quoted(at)?;
                 self.scalar(text, style, props, at)
             }
             Some(c) if self.plain_start(c, true) => {
@@ -1779,6 +1786,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let (text, style) = match self.peek() {
             Some(b'\'' | b'"') => {
                 let key = self.quoted(parent)?;
+                self.claim_quoted(at)?;
                 // A quoted key is JSON-like: line breaks and comments may come before its `:`,
                 // and the value may follow the `:` without a blank (`{"a":1}`).
                 self.flow_ws(parent)?;

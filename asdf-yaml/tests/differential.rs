@@ -481,8 +481,9 @@ fn block_scalars_parse_identically() {
 /// Constructs a survey of the YAML test suite's valid documents found the fast parser leaving
 /// to the reference parser, which it now reads: closing brackets at the parent's column (JWST
 /// schemas write `default: [` ... `]`), JSON-style flow mappings (`{"a":1}`, keys without
-/// values), indented comments and roots, and percent escapes in tags (this crate's emitter
-/// writes them for tags with characters outside the URI set). Then the neighbouring forms the
+/// values), indented comments and roots, percent escapes in tags (this crate's emitter writes
+/// them for tags with characters outside the URI set) and tabs in quoted scalars over several
+/// lines. Then the neighbouring forms the
 /// reference parser refuses or reads differently, which must still give its result.
 #[test]
 fn surveyed_constructs_parse_identically() {
@@ -518,6 +519,11 @@ fn surveyed_constructs_parse_identically() {
         "%TAG !e! tag:e.com,2000:\n---\na: !e!x%20y 1\n",
         "a: &x !<t:%41%42> [1]\nb: *x\n",
         "a: !<tag:yaml.org,2002:%69nt> \"1\"\n",
+        // Tabs in quoted scalars over several lines: text inside a line, trimmed around breaks.
+        "a: \"folded\t\n  \tover\t lines \\\n \t escaped\"\n",
+        "a: 'single\n \t\n \t\tquoted'\n",
+        "- \"x\n \ty\"\n",
+        "{\"a\tb\": [\"c\n\t d\"]}\n",
     ];
     all_read_fast(&read);
     let other = [
@@ -548,6 +554,13 @@ fn surveyed_constructs_parse_identically() {
         "a: !<x%C3%A9> x\n",
         "a: !<x%7E%> 1\n",
         "a: !x%2 1\n",
+        "a: \"x\n\ty\"\n",
+        "a: 'single\n \t\n\t\tquoted'\n",
+        "a:\n  b: \"x\n  \ty\"\n",
+        "a:\n  b: \"x\n   \ty\"\n",
+        "a: \"x\n \t\n\ty\"\n",
+        "a: [\"x\n\ty\"]\n",
+        "a:\ttab before the value\n",
     ];
     for text in other {
         check(text);
