@@ -14,7 +14,7 @@
 //! decoded), anchors, aliases and comments. Tabs are read where the reference parser's reading
 //! of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed around
 //! their line breaks), block scalars' content and the first line of block plain scalars,
-//! trailing a node's line, and on lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
+//! between flow tokens, trailing a node's line, and on lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
 //! builder hands CR LF text over with LF breaks), a second document, properties on lines of
 //! their own, flow collections as keys, and every error — it stops with a [`Bail`], and the
 //! caller parses the text with the reference parser, which therefore decides every error
@@ -1688,18 +1688,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         trim_end(b, start, i)
     }
 
-    /// Blanks, comments and line breaks between flow tokens; lines must be indented past
-    /// `parent`.
+    /// Blanks (spaces and tabs), comments and line breaks between flow tokens; lines must be
+    /// indented past `parent`.
     fn flow_ws(&mut self, parent: isize) -> R {
         // Most flow tokens follow each other on one line, one blank apart at most.
         if self.peek() == Some(b' ') {
             self.pos += 1;
         }
-        if !matches!(self.peek(), Some(b' ' | b'\n' | b'#')) {
+        if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'#')) {
             return Ok(());
         }
         loop {
-            self.skip_ws();
+            self.flow_blanks()?;
             match self.peek() {
                 Some(b'\n') => {
                     self.pos += 1;
@@ -1708,13 +1708,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         self.pos += 1;
                     }
                     let ind = self.pos - start;
+                    if self.peek() == Some(b'\t') {
+                        self.flow_leading_tabs(ind, parent)?;
+                    }
                     // The reference parser wants a flow collection's lines past the parent's
                     // column until it has read a plain scalar in it; from then on, only plain
                     // scalars, and other tokens (brackets, commas) may stand at that column.
                     let at_parent = ind as isize == parent
                         && self.flow_unrolled
                         && matches!(self.peek(), Some(b']' | b'}' | b','));
-                    let blank = matches!(self.peek(), Some(b'\n') | None);
+                    let blank = matches!(self.peek(), Some(b'\n' | b'#') | None);
                     if !blank
                         && !at_parent
                         && (ind as isize <= parent || (ind == 0 && self.doc_marker_at(start)))
@@ -1725,15 +1728,40 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 // A comment runs to the end of its line; one not separated from the token
                 // before it by a blank is an error the reference parser reports.
                 Some(b'#') => {
-                    if self.pos == 0 || !matches!(self.b[self.pos - 1], b' ' | b'\n') {
+                    if self.pos == 0 || !matches!(self.b[self.pos - 1], b' ' | b'\t' | b'\n') {
                         return self.bail("a comment right after a flow token");
                     }
                     let rest = &self.b[self.pos..];
-                    self.pos = memchr(b'\n', rest).map_or(self.b.len(), |i| self.pos + i);
+                    let end = memchr(b'\n', rest).map_or(self.b.len(), |i| self.pos + i);
+                    self.claim(self.pos, end)?;
+                    self.pos = end;
                 }
                 _ => return Ok(()),
             }
         }
+    }
+
+    /// Moves over the spaces and tabs at the position, claiming the tabs (white space between
+    /// flow tokens, wherever a line is already under way).
+    fn flow_blanks(&mut self) -> R {
+        let from = self.pos;
+        self.skip_blanks();
+        self.claim(from, self.pos)
+    }
+
+    /// A tab among a flow line's leading blanks, after `ind` spaces: the reference parser counts
+    /// it as indentation (an error) when it stands at or before the parent's column and text
+    /// follows on the line; otherwise it is white space.
+    #[cold]
+    fn flow_leading_tabs(&mut self, ind: usize, parent: isize) -> R {
+        let end = self.blanks_end(self.pos);
+        let rest_blank = matches!(self.peek_at(end), Some(b'\n' | b'#') | None);
+        if !rest_blank && ind as isize <= parent {
+            return self.bail("a tab indenting a flow collection's line");
+        }
+        self.claim(self.pos, end)?;
+        self.pos = end;
+        Ok(())
     }
 
     /// A flow sequence (`[`) or mapping (`{`) at the position, through its closing bracket.
@@ -1796,7 +1824,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 let end = self.plain_flow_end(self.pos);
                 self.flow_unrolled = true;
                 self.pos = end;
-                self.skip_ws();
+                self.flow_blanks()?;
                 (Cow::Borrowed(&self.text[at..end]), ScalarStyle::Plain)
             }
             _ => return self.bail("a flow mapping key the fast parser does not read"),
@@ -1842,9 +1870,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
-    /// Moves past the blanks after a flow key's `:`. Returns whether a value follows; when the
-    /// entry ends there, its value is empty.
+    /// Moves past the blanks after a flow key's `:` (the position is after it). Returns whether
+    /// a value follows; when the entry ends there, its value is empty.
     fn flow_value_follows(&mut self, parent: isize) -> R<bool> {
+        // The reference parser refuses some tabs right after the colon (before a word).
+        if self.peek() == Some(b'\t') {
+            return self.bail("a tab right after a flow key's `:`");
+        }
         self.flow_ws(parent)?;
         if matches!(self.peek(), Some(b',' | b'}')) {
             self.empty_scalar(Props::default(), self.pos)?;

@@ -482,8 +482,8 @@ fn block_scalars_parse_identically() {
 /// to the reference parser, which it now reads: closing brackets at the parent's column (JWST
 /// schemas write `default: [` ... `]`), JSON-style flow mappings (`{"a":1}`, keys without
 /// values), indented comments and roots, percent escapes in tags (this crate's emitter writes
-/// them for tags with characters outside the URI set) and tabs in quoted scalars over several
-/// lines. Then the neighbouring forms the
+/// them for tags with characters outside the URI set), tabs in quoted scalars over several
+/// lines and tabs between flow tokens. Then the neighbouring forms the
 /// reference parser refuses or reads differently, which must still give its result.
 #[test]
 fn surveyed_constructs_parse_identically() {
@@ -524,6 +524,14 @@ fn surveyed_constructs_parse_identically() {
         "a: 'single\n \t\n \t\tquoted'\n",
         "- \"x\n \ty\"\n",
         "{\"a\tb\": [\"c\n\t d\"]}\n",
+        // Tabs as white space between flow tokens, comments included.
+        "a: [x,\ty]\n",
+        "a: [\tx ,\t y\t]\n",
+        "a: [x,\t# c\t\n y]\n",
+        "a: [x,\n\t# c\n y]\n",
+        "a:\n  b: [x,\n   \ty]\n",
+        "a: {x: [1,\t2],\ty: 3}\n",
+        "{\"a\"\t: 1}\n",
     ];
     all_read_fast(&read);
     let other = [
@@ -561,6 +569,12 @@ fn surveyed_constructs_parse_identically() {
         "a: \"x\n \t\n\ty\"\n",
         "a: [\"x\n\ty\"]\n",
         "a:\ttab before the value\n",
+        "a: [x,\n\ty]\n",
+        "a:\n  b: [x,\n  \ty]\n",
+        "{\"a\"\t:\t1}\n",
+        "a: {k:\tv}\n",
+        "a: [x\n\t, y]\n",
+        "a: [x\ty]\n",
     ];
     for text in other {
         check(text);
