@@ -877,6 +877,33 @@ mod tests {
         assert!(small.is_none());
     }
 
+    /// On one thread: the pieces after a bail and the whole document give the reference tree
+    /// and warnings for `text`; returns the pieces' tree.
+    fn one_thread_pieces_match_the_reference(text: &str) -> Node {
+        let reference = build(text, 0, &with(Engine::Reference)).unwrap();
+        let pieces = pool(1)
+            .install(|| parse_pieces_after_bail(text, &ParseOptions::default()))
+            .expect("the pieces are read");
+        assert!(pieces.root.identical(&reference.root));
+        assert_eq!(
+            format!("{:?}", pieces.warnings),
+            format!("{:?}", reference.warnings)
+        );
+        // The whole document on one thread takes that path, and agrees.
+        let doc = pool(1)
+            .install(|| crate::parse_document(text, &ParseOptions::default()))
+            .unwrap();
+        assert!(doc.root.identical(&reference.root));
+        pieces.root
+    }
+
+    fn with(engine: Engine) -> ParseOptions {
+        ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        }
+    }
+
     #[test]
     fn scattered_constructs_for_the_reference_parser_keep_the_reference_tree() {
         // One entry in 500 has what the fast parser leaves (a plain scalar continued on a
@@ -887,23 +914,11 @@ mod tests {
             let rare = format!("{key}    memo: scattered\n      \tplain {i}\n");
             text = text.replacen(&key, &rare, 1);
         }
-        let with = |engine| ParseOptions {
-            engine,
-            ..ParseOptions::default()
-        };
-        let reference = build(&text, 0, &with(Engine::Reference)).unwrap();
-        let pieces = pool(1)
-            .install(|| parse_pieces_after_bail(&text, &ParseOptions::default()))
-            .expect("the pieces are read");
-        assert!(pieces.root.identical(&reference.root));
+        let root = one_thread_pieces_match_the_reference(&text);
         assert_eq!(
-            pieces.root["objects"]["obj10003"]["memo"].as_str(),
+            root["objects"]["obj10003"]["memo"].as_str(),
             Some("scattered plain 10003")
         );
-        let doc = pool(1)
-            .install(|| crate::parse_document(&text, &ParseOptions::default()))
-            .unwrap();
-        assert!(doc.root.identical(&reference.root));
     }
 
     #[test]
@@ -914,29 +929,12 @@ mod tests {
         let rare = "  obj05000:\n    memo: escaped\n      \ttag\n";
         let text = catalogue(20_000).replacen("  obj05000:\n", rare, 1);
         assert!(text.len() > SPLIT_MIN_BYTES);
-        let with = |engine| ParseOptions {
-            engine,
-            ..ParseOptions::default()
-        };
         assert!(build(&text, 0, &with(Engine::Fast)).is_err());
-        let reference = build(&text, 0, &with(Engine::Reference)).unwrap();
-        let pieces = pool(1)
-            .install(|| parse_pieces_after_bail(&text, &ParseOptions::default()))
-            .expect("the pieces are read");
-        assert!(pieces.root.identical(&reference.root));
+        let root = one_thread_pieces_match_the_reference(&text);
         assert_eq!(
-            format!("{:?}", pieces.warnings),
-            format!("{:?}", reference.warnings)
-        );
-        assert_eq!(
-            pieces.root["objects"]["obj05000"]["memo"].as_str(),
+            root["objects"]["obj05000"]["memo"].as_str(),
             Some("escaped tag")
         );
-        // The whole document on one thread takes that path, and agrees.
-        let doc = pool(1)
-            .install(|| crate::parse_document(&text, &ParseOptions::default()))
-            .unwrap();
-        assert!(doc.root.identical(&reference.root));
         // An error anywhere is still the reference parser's, with its location.
         let broken = text.replacen("  obj07000:\n", "  obj07000: [unclosed\n", 1);
         let err = pool(1).install(|| crate::parse_document(&broken, &ParseOptions::default()));
