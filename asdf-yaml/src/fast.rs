@@ -1208,6 +1208,15 @@ enum Chomp {
     Keep,
 }
 
+/// Where a block scalar's first content line starts: the scalar's indentation, the offset after
+/// that line's indentation and the line's start, and the empty lines before it.
+struct Content {
+    indent: usize,
+    at: usize,
+    line: usize,
+    breaks: usize,
+}
+
 /// A block scalar header after its `|` or `>`: the chomping indicator, the indentation
 /// indicator (1 to 9) and how many bytes they take, in either order. Anything else (such as
 /// the indicator `0`, which is an error) ends the header early, and the caller then finds no
@@ -1324,10 +1333,32 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if indent == 0 {
             return self.bail_at(i, "a block scalar's content at column 0");
         }
+        self.block_content(
+            Content {
+                indent,
+                at: i,
+                line,
+                breaks,
+            },
+            folded,
+            chomp,
+        )
+    }
+
+    /// The text of a block scalar from its first content line on (`start`), joined or folded
+    /// line by line and chomped, and where the scalar ends (as [`Parser::block_body`]).
+    fn block_content(&mut self, start: Content, folded: bool, chomp: Chomp) -> R<(String, usize)> {
+        let b = self.b;
+        let Content {
+            indent,
+            at: mut i,
+            mut line,
+            mut breaks,
+        } = start;
+        let mut col = i - line;
         let mut text = String::new();
         let mut leading_break = false;
         let mut leading_blank = false;
-        let mut col = col;
         while col == indent && i < b.len() && b[i] != b'\n' {
             let trailing_blank = is_blank(b[i]);
             if folded && leading_break && !leading_blank && !trailing_blank {
