@@ -1305,7 +1305,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
         // Empty lines before the first content line, as line breaks.
         let mut breaks = 0;
-        let (indent, mut line) = match explicit {
+        let (indent, line) = match explicit {
             Some(n) => {
                 let (next, line) = self.block_indent(i, n, &mut breaks);
                 i = next;
@@ -1862,10 +1862,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         };
         let json_like = style != ScalarStyle::Plain;
         match self.peek() {
+            // After a plain key, the reference parser refuses a `[` or `{` right after the colon.
             Some(b':')
                 if json_like
                     || self.blank_at(self.pos + 1)
-                    || self.peek_at(self.pos + 1).is_some_and(is_flow_indicator) =>
+                    || matches!(self.peek_at(self.pos + 1), Some(b',' | b']' | b'}')) =>
             {
                 self.pos += 1;
                 self.scalar(text, style, Props::default(), at)?;

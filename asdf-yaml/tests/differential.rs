@@ -546,6 +546,10 @@ fn surveyed_constructs_parse_identically() {
         "a: \"x\ny\"\n",
         "- \"x\ny\"\n",
         "k: {\"a\":\"b\":c}\n",
+        // Found by the yaml_differential fuzz target: a plain key's colon before a bracket.
+        "k: {va::{\"b\":2}}\n",
+        "k: {va:{\"b\":2}}\n",
+        "k: {va:[1]}\n",
         "k: {,}\n",
         "k: {a: b, ? }\n",
         "k: {\"a\"\n:1}\n",
