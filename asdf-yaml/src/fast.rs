@@ -1886,6 +1886,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// for a long key inside `{}`. Returns whether a value follows.
     fn explicit_flow_key(&mut self, parent: isize) -> R<bool> {
         self.pos += 1;
+        // The reference parser refuses a tab after the `?` before the key.
+        let mut i = self.pos;
+        while let Some(c @ (b' ' | b'\n' | b'\t')) = self.peek_at(i) {
+            if c == b'\t' {
+                return self.bail_at(i, "a tab after an explicit flow key's `?`");
+            }
+            i += 1;
+        }
         self.flow_ws(parent)?;
         self.flow_node(parent, Props::default())?;
         self.flow_ws(parent)?;

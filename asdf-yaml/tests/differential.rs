@@ -546,7 +546,11 @@ fn surveyed_constructs_parse_identically() {
         "a: \"x\ny\"\n",
         "- \"x\ny\"\n",
         "k: {\"a\":\"b\":c}\n",
-        // Found by the yaml_differential fuzz target: a plain key's colon before a bracket.
+        // Found by the yaml_differential fuzz target: a tab after a flow key's `?`, a plain
+        // key's colon before a bracket.
+        "k: {? \tddd}\n",
+        "k: {?\n \tddd: 1}\n",
+        "k: {? ddd\t: 1}\n",
         "k: {va::{\"b\":2}}\n",
         "k: {va:{\"b\":2}}\n",
         "k: {va:[1]}\n",
