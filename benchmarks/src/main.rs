@@ -149,6 +149,8 @@ mod tests {
             "10. open + walk catalogue tree",
             "10. validate catalogue tree with its schemas",
             "10. parse catalogue text to a tree [1 thr] vs saphyr-parser events only",
+            "10. parse catalogue as minified JSON text (one line) [1 thr] vs serde_json",
+            "10. parse catalogue text with a construct left to the reference parser in every row",
             "11. awkward 2 jagged load buffers dir",
             "11. awkward 2 table save .npz",
             "11. table load Parquet vs pyarrow",

@@ -223,64 +223,171 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
         .peer("ours, reference", slow)
         .bytes(bytes),
     ];
-    rows.extend(rare_rows(text, &reference)?);
+    rows.extend(rare_rows(ctx, text, &reference)?);
     Ok(rows)
 }
 
 /// On one thread, ours against our reference parser reading all of it: the catalogue with a
 /// verbatim tag on every row (Python asdf writes every tag outside `tag:stsci.edu:asdf/` so:
-/// gwcs, asdf-astropy, roman_datamodels), with tabs in comments and at line ends, and with one
-/// construct the fast parser leaves to the reference parser (a percent-escaped tag, in the
-/// middle row).
-fn rare_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
+/// gwcs, asdf-astropy, roman_datamodels), with tabs in comments and at line ends, as minified
+/// JSON (which is YAML too), and with a construct the fast parser leaves to the reference parser
+/// (a plain scalar continued on a tab-led line) once, in one row of 2000, then in every row.
+fn rare_rows(ctx: &Ctx, text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
     let parse = |text: &str, options: &ParseOptions| {
         on_threads(1, || {
             best(|| asdf::yaml::parse_document(text, options).map_err(BenchError::ours))
         })
     };
+    let ours_vs_reference = |label: &str, text: &str| -> Result<Row> {
+        let (ours, _) = parse(text, &ParseOptions::default())??;
+        let (slow, _) = parse(text, reference)??;
+        Ok(Row::new(label, ours)
+            .peer("ours, reference", slow)
+            .bytes(text.len() as u64))
+    };
     let tagged = text.replace("\n- id: ", "\n- !<tag:example.org:row-1.0.0>\n  id: ");
-    let (ours, _) = parse(&tagged, &ParseOptions::default())??;
-    let (slow, _) = parse(&tagged, reference)??;
-    let mut rows = vec![Row::new(
-        "10. parse catalogue text with a verbatim tag (`!<...>`) on every row, as gwcs and asdf-astropy write them [1 thr] vs our reference parser",
-        ours,
-    )
-    .peer("ours, reference", slow)
-    .bytes(tagged.len() as u64)];
     let tabbed = text
         .replace("\n- id: ", "\t# row\tcomment\n- id: ")
         .replace("\n  name: source-", "\t\n  name: source-");
-    let (ours, _) = parse(&tabbed, &ParseOptions::default())??;
-    let (slow, _) = parse(&tabbed, reference)??;
+    let mut rows = vec![
+        ours_vs_reference(
+            "10. parse catalogue text with a verbatim tag (`!<...>`) on every row, as gwcs and asdf-astropy write them [1 thr] vs our reference parser",
+            &tagged,
+        )?,
+        ours_vs_reference(
+            "10. parse catalogue text with tabs, as hand-edited YAML has them (a tab comment after every row, a trailing tab before every name) [1 thr] vs our reference parser",
+            &tabbed,
+        )?,
+    ];
+    rows.extend(json_rows(text, reference)?);
+    // A plain scalar continued on a line that starts with a tab: the reference parser reads
+    // the tab as white space before the text, a reading the fast parser does not follow.
+    let memo = "\n  memo: a plain scalar\n    \tcontinued\n  name: source-";
+    if let Some(at) = text
+        .find("\n  name: source-100000\n")
+        .or_else(|| text.find("\n  name: source-50\n"))
+    {
+        let once = format!(
+            "{}{memo}{}",
+            &text[..at],
+            &text[at + "\n  name: source-".len()..]
+        );
+        rows.push(ours_vs_reference(
+            "10. parse catalogue text with one construct the fast parser leaves to the reference parser (a plain scalar continued on a tab-led line) [1 thr] vs our reference parser",
+            &once,
+        )?);
+    }
+    // The same construct in one row of 2000: the rows around it are still read fast.
+    let mut scattered = String::with_capacity(text.len() + text.len() / 1000);
+    for (i, row) in text.split_inclusive("\n- id: ").enumerate() {
+        match (i % 2000 == 1000, row.find("\n  name: source-")) {
+            (true, Some(at)) => {
+                scattered.push_str(&row[..at]);
+                scattered.push_str(memo);
+                scattered.push_str(&row[at + "\n  name: source-".len()..]);
+            }
+            _ => scattered.push_str(row),
+        }
+    }
+    rows.push(ours_vs_reference(
+        "10. parse catalogue text with that construct in one row of 2000 [1 thr] vs our reference parser",
+        &scattered,
+    )?);
+    let every = text.replace("\n  name: source-", memo);
+    let label = "10. parse catalogue text with a construct left to the reference parser in every row (the worst case: all of it read by the reference parser)";
+    let (one, all) = best_one_and_all(ctx.threads, || {
+        asdf::yaml::parse_document(&every, &ParseOptions::default()).map_err(BenchError::ours)
+    })?;
+    let (slow, _) = parse(&every, reference)??;
+    let bytes = every.len() as u64;
+    rows.push(
+        Row::new(format!("{label} [1 thr] vs our reference parser"), one)
+            .peer("ours, reference", slow)
+            .bytes(bytes),
+    );
     rows.push(
         Row::new(
-            "10. parse catalogue text with tabs, as hand-edited YAML has them (a tab comment after every row, a trailing tab before every name) [1 thr] vs our reference parser",
-            ours,
+            format!(
+                "{label} [{} thr] vs our reference parser [1 thr]",
+                ctx.threads
+            ),
+            all,
         )
         .peer("ours, reference", slow)
-        .bytes(tabbed.len() as u64),
+        .bytes(bytes),
     );
-    let Some(at) = text
-        .find("\n- id: 100000\n")
-        .or_else(|| text.find("\n- id: 50\n"))
-    else {
-        return Ok(rows);
-    };
-    let line_end = at + 1 + text[at + 1..].find('\n').unwrap_or(0) + 1;
-    let rare = format!(
-        "{}  memo: !<tag:yaml.org,2002:%73tr> escaped tag\n{}",
-        &text[..line_end],
-        &text[line_end..]
-    );
-    let (ours, _) = parse(&rare, &ParseOptions::default())??;
-    let (slow, _) = parse(&rare, reference)??;
-    rows.push(Row::new(
-        "10. parse catalogue text with one percent-escaped tag (`!<...%73...>`) the fast parser leaves to the reference parser [1 thr] vs our reference parser",
-        ours,
-    )
-    .peer("ours, reference", slow)
-    .bytes(rare.len() as u64));
     Ok(rows)
+}
+
+/// The catalogue's rows as minified JSON (`{"catalog":[{"id":0,...},...]}`, one line, as
+/// `json.dumps` writes it), parsed by ours (one thread; a single line is not split) against
+/// our reference parser and against serde_json building its own `Value` (JSON only, no YAML
+/// resolution: a limit, not a peer that reads YAML). The rows are read back from the parsed
+/// catalogue, so the JSON holds the same values.
+fn json_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
+    let doc =
+        asdf::yaml::parse_document(text, &ParseOptions::default()).map_err(BenchError::ours)?;
+    let json = serde_json::to_string(
+        &serde_json::json!({ "catalog": catalogue_json(&doc.root["catalog"])? }),
+    )
+    .map_err(BenchError::ours)?;
+    let parse = |options: &ParseOptions| {
+        on_threads(1, || {
+            best(|| asdf::yaml::parse_document(&json, options).map_err(BenchError::ours))
+        })
+    };
+    let (ours, parsed) = parse(&ParseOptions::default())??;
+    let (slow, _) = parse(reference)??;
+    let (serde, _) = best(|| {
+        serde_json::from_str::<serde_json::Value>(&json)
+            .map_err(|e| BenchError::peer("serde_json", e))
+    })?;
+    if parsed.root["catalog"].len() != doc.root["catalog"].len() {
+        return Err(BenchError::mismatch("catalog", "the JSON text lost rows"));
+    }
+    let label = "10. parse catalogue as minified JSON text (one line) [1 thr]";
+    let bytes = json.len() as u64;
+    Ok(vec![
+        Row::new(format!("{label} vs our reference parser"), ours)
+            .peer("ours, reference", slow)
+            .bytes(bytes),
+        Row::new(
+            format!("{label} vs serde_json to its Value (JSON only, no YAML; limit)"),
+            ours,
+        )
+        .peer("serde_json", serde)
+        .bytes(bytes),
+    ])
+}
+
+/// The catalogue's rows as JSON values (ids, names, floats, booleans, nulls).
+fn catalogue_json(rows: &Node) -> Result<serde_json::Value> {
+    let bad = || BenchError::mismatch("catalog", "a row the JSON form does not hold");
+    let rows = rows.as_seq().ok_or_else(bad)?;
+    rows.iter()
+        .map(|row| node_json(row).ok_or_else(bad))
+        .collect::<Result<Vec<_>>>()
+        .map(serde_json::Value::Array)
+}
+
+/// A plain tree (mappings with string keys, sequences, scalars) as JSON.
+fn node_json(node: &Node) -> Option<serde_json::Value> {
+    use asdf::yaml::Value as Y;
+    use serde_json::Value as J;
+    Some(match node.value() {
+        Y::Null => J::Null,
+        Y::Bool(b) => J::Bool(*b),
+        Y::Int(i) => J::from(*i),
+        Y::Float(f) => J::from(*f),
+        Y::Str(s) => J::from(&**s),
+        Y::Seq(items) => J::Array(items.iter().map(node_json).collect::<Option<_>>()?),
+        Y::Map(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| Some((k.as_str()?.to_string(), node_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
 }
 
 /// Our validation of `tree` with every schema its tags name: the best time, and what ran.
