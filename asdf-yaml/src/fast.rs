@@ -1012,10 +1012,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let mut rest = suffix;
         while let Some(k) = rest.find('%') {
             out.push_str(&rest[..k]);
+            // Two hex digits (`from_str_radix` alone would take a sign), of an ASCII byte.
             let byte = rest
                 .get(k + 1..k + 3)
+                .filter(|hex| hex.bytes().all(|c| c.is_ascii_hexdigit()))
                 .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                .filter(|b| b.is_ascii() && rest.as_bytes()[k + 1].is_ascii_hexdigit());
+                .filter(u8::is_ascii);
             let Some(byte) = byte else {
                 return self.bail_at(
                     at,
