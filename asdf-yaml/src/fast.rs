@@ -104,7 +104,7 @@ enum Ctx {
 }
 
 /// Anchor and tag of a node.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Props<'t> {
     anchor: usize,
     tag: Option<Tag<'t>>,
@@ -129,9 +129,21 @@ fn tag_parts<'a>(tag: Option<Tag<'a>>, decoded: &'a [String]) -> Option<TagParts
     })
 }
 
-impl Props<'_> {
+impl<'t> Props<'t> {
     fn is_empty(&self) -> bool {
         self.anchor == 0 && self.tag.is_none()
+    }
+
+    /// These properties with `other`'s (read on another line before the same node), or `None`
+    /// if both have an anchor or both a tag.
+    fn merged(self, other: Props<'t>) -> Option<Props<'t>> {
+        if self.anchor != 0 && other.anchor != 0 || self.tag.is_some() && other.tag.is_some() {
+            return None;
+        }
+        Some(Props {
+            anchor: self.anchor.max(other.anchor),
+            tag: self.tag.or(other.tag),
+        })
     }
 }
 
@@ -671,6 +683,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.peek() == Some(b'\t') && ctx == Ctx::MapValue {
             self.blank_value_line()?;
         }
+        let col = self.pos - self.line_start;
         let props = self.props()?;
         if self.at_line_end() {
             let at = self.pos;
@@ -690,38 +703,68 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 }
             };
         }
-        // Properties on the line of a compact collection's first key belong to the key.
-        let compact = matches!(ctx, Ctx::SeqItem | Ctx::Explicit) && props.is_empty();
-        self.node_here(parent, props, compact)
+        let compact = matches!(ctx, Ctx::SeqItem | Ctx::Explicit);
+        self.node_here(parent, (Props::default(), props), col, compact)
     }
 
-    /// A node that starts a line (the position is at its first character).
+    /// A node that starts a line (the position is at its first character, or at properties
+    /// before it); `props` were read on earlier lines.
     fn block_node(&mut self, parent: isize, props: Props<'t>) -> R<Next> {
-        if matches!(self.peek(), Some(b'!' | b'&')) {
-            if !props.is_empty() {
-                return self.bail("properties on two lines");
-            }
-            let props = self.props()?;
-            if self.at_line_end() {
-                return self.bail("properties alone on a line");
-            }
-            return self.node_here(parent, props, false);
+        let col = self.pos - self.line_start;
+        if !matches!(self.peek(), Some(b'!' | b'&')) {
+            return self.node_here(parent, (props, Props::default()), col, true);
         }
-        self.node_here(parent, props, true)
+        let inline = self.props()?;
+        if !self.at_line_end() {
+            return self.node_here(parent, (props, inline), col, true);
+        }
+        self.props_line(parent, props, inline)
     }
 
-    /// The node at the position; `compact` allows a block mapping or sequence to start here.
-    fn node_here(&mut self, parent: isize, props: Props<'t>, compact: bool) -> R<Next> {
-        let col = self.pos - self.line_start;
+    /// After properties alone on their line (`line`; `earlier` were read on lines before):
+    /// they belong to the node on the following lines, or to an empty scalar.
+    #[cold]
+    fn props_line(&mut self, parent: isize, earlier: Props<'t>, line: Props<'t>) -> R<Next> {
+        let props = self.merge(earlier, line)?;
         let at = self.pos;
+        let next = self.next_line()?;
+        match next {
+            Some(ind) if ind as isize > parent => self.block_node(parent, props),
+            // A block sequence at the key's column (`key:` / `  &a` / `- x`) is read by the
+            // reference parser.
+            Some(ind) if ind as isize == parent && self.dash_here() => {
+                self.bail("properties alone on a line before a sequence")
+            }
+            _ => {
+                self.empty_scalar(props, at)?;
+                Ok(next)
+            }
+        }
+    }
+
+    /// The node at the position. `outer` are properties read before its line (or before the
+    /// indicator that introduced it), `inline` on its line before it, from column `col`.
+    /// `compact` allows a block mapping or sequence to start here: the reference parser gives
+    /// `inline` to a mapping's first key and `outer` to the mapping (whose column is where
+    /// `inline` starts), and reads no sequence after `inline`.
+    fn node_here(
+        &mut self,
+        parent: isize,
+        (outer, inline): (Props<'t>, Props<'t>),
+        col: usize,
+        compact: bool,
+    ) -> R<Next> {
+        let at = self.pos;
+        let collection = compact && inline.is_empty();
         match self.peek() {
             Some(b'-') if self.blank_at(self.pos + 1) => {
-                if !compact {
+                if !collection {
                     return self.bail("a block sequence where it cannot start");
                 }
-                self.block_seq(col, props)
+                self.block_seq(col, outer)
             }
             Some(b'[' | b'{') => {
+                let props = self.merge(outer, inline)?;
                 self.flow_node(parent, props)?;
                 self.skip_ws();
                 if self.peek() == Some(b':') {
@@ -730,7 +773,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.line_end()
             }
             Some(b'*') => {
-                if !props.is_empty() {
+                if !(outer.is_empty() && inline.is_empty()) {
                     return self.bail("properties on an alias");
                 }
                 self.alias()?;
@@ -749,28 +792,43 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         return self.bail("a key where a value belongs, or over several lines");
                     }
                     self.pos += 1;
-                    return self.block_map(col, props, (text, style, at));
+                    return self.block_map(col, outer, (text, style, inline, at));
                 }
+                let props = self.merge(outer, inline)?;
                 self.scalar(text, style, props, at)?;
                 self.line_end()
             }
-            Some(b'|' | b'>') => self.block_scalar(parent, props),
+            Some(b'|' | b'>') => {
+                let props = self.merge(outer, inline)?;
+                self.block_scalar(parent, props)
+            }
             Some(b'?') if self.explicit_key_here() => {
-                if !compact {
+                if !collection {
                     return self.bail("an explicit key where a value belongs");
                 }
-                self.explicit_map(col, props)
+                self.explicit_map(col, outer)
             }
-            Some(c) if self.plain_start(c, false) => self.plain_node(parent, props, compact, col),
+            Some(c) if self.plain_start(c, false) => {
+                self.plain_node(parent, (outer, inline), compact, col)
+            }
             _ => self.bail("a construct the fast parser leaves to the reference parser"),
         }
     }
 
-    /// A plain scalar at the position: a scalar node, or the first key of a block mapping.
+    /// `outer` and `inline` as the properties of one node (at most one anchor and one tag).
+    fn merge(&self, outer: Props<'t>, inline: Props<'t>) -> R<Props<'t>> {
+        match outer.merged(inline) {
+            Some(props) => Ok(props),
+            None => self.bail("properties on two lines"),
+        }
+    }
+
+    /// A plain scalar at the position: a scalar node, or the first key of a block mapping
+    /// (`props` as [`Parser::node_here`]'s `outer` and `inline`).
     fn plain_node(
         &mut self,
         parent: isize,
-        props: Props<'t>,
+        (outer, inline): (Props<'t>, Props<'t>),
         compact: bool,
         col: usize,
     ) -> R<Next> {
@@ -788,26 +846,28 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             self.pos = end;
             self.skip_blanks();
             self.pos += 1;
-            return self.block_map(col, props, (Cow::Borrowed(first), ScalarStyle::Plain, at));
+            let key = (Cow::Borrowed(first), ScalarStyle::Plain, inline, at);
+            return self.block_map(col, outer, key);
         }
         self.pos = end;
+        let props = self.merge(outer, inline)?;
         let (text, next) = self.plain_rest(parent, first, stop)?;
         self.scalar(text, ScalarStyle::Plain, props, at)?;
         Ok(next)
     }
 
-    /// A block mapping at column `col` whose first key has been read (the position is after its
-    /// `:`).
+    /// A block mapping at column `col` whose first key (text, style, properties, offset) has
+    /// been read (the position is after its `:`).
     fn block_map(
         &mut self,
         col: usize,
         props: Props<'t>,
-        key: (Cow<'t, str>, ScalarStyle, usize),
+        key: (Cow<'t, str>, ScalarStyle, Props<'t>, usize),
     ) -> R<Next> {
-        let at = key.2;
+        let (text, style, key_props, at) = key;
         self.enter()?;
         self.emit_start(true, &props, at)?;
-        self.scalar(key.0, key.1, Props::default(), at)?;
+        self.scalar(text, style, key_props, at)?;
         let next = self.value(col as isize, Ctx::MapValue)?;
         self.map_entries(col, next)
     }
@@ -862,8 +922,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(next)
     }
 
-    /// A key of a block mapping (plain or quoted, on one line), through its `:`.
+    /// A key of a block mapping (plain or quoted, on one line, after its properties), through
+    /// its `:`.
     fn block_key(&mut self) -> R {
+        let props = self.props()?;
         let at = self.pos;
         let (text, style) = match self.peek() {
             Some(b'\'' | b'"') => {
@@ -892,7 +954,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a key over several lines");
         }
         self.pos += 1;
-        self.scalar(text, style, Props::default(), at)
+        self.scalar(text, style, props, at)
     }
 
     /// A block sequence whose first `-` is at the position, at column `col`.
@@ -1148,12 +1210,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         breaks += 1;
                         i = j;
                     }
-                    // Whether such a line continues the scalar, ends it or is an error
-                    // depends on the reference parser's rules for tabs.
-                    Some(b'\t') => {
-                        self.pos = j;
-                        return self.bail("a tab starting a line after a plain scalar's line");
-                    }
+                    Some(b'\t') => match self.tab_led_line(start, j, parent)? {
+                        Some(content) => break (Some((start, content)), content - start),
+                        None => {
+                            breaks += 1;
+                            i = self.blanks_end(j);
+                        }
+                    },
                     None => break (None, 0),
                     Some(_) => break (Some((start, j)), j - start),
                 }
@@ -1177,6 +1240,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if stop == Stop::Colon {
                 return self.bail("a key inside a plain scalar");
             }
+            self.claim_plain(content, end)?;
             let s = text.to_mut();
             if breaks == 0 {
                 s.push(' ');
@@ -1187,6 +1251,33 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             self.pos = end;
             if stop == Stop::Comment {
                 return Ok((text, self.next_line()?));
+            }
+        }
+    }
+}
+
+impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
+    /// A line after a plain scalar's line that starts at `start` and whose spaces end at `tab`
+    /// (a tab): the offset of its content if it continues the scalar, `None` if it is blank.
+    /// The reference parser skips blanks past the scalar's indentation (`parent` + 1) as white
+    /// space, but a tab before it either makes the line blank or is an error; a comment there
+    /// may not end the scalar (it is skipped with the tab). Such lines and comments are left to
+    /// it.
+    #[cold]
+    fn tab_led_line(&mut self, start: usize, tab: usize, parent: isize) -> R<Option<usize>> {
+        let content = self.blanks_end(tab);
+        match self.peek_at(content) {
+            None | Some(b'\n') => {
+                self.claim(tab, content)?;
+                Ok(None)
+            }
+            Some(b'#') => self.bail_at(tab, "a comment after a tab ending a plain scalar"),
+            Some(_) if (tab - start) as isize <= parent => {
+                self.bail_at(tab, "a tab indenting a plain scalar's line")
+            }
+            Some(_) => {
+                self.claim(tab, content)?;
+                Ok(Some(content))
             }
         }
     }

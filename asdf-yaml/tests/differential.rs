@@ -735,6 +735,73 @@ fn verbatim_tags_are_read_by_the_fast_parser() {
 /// reference tree); then a tab, a space and tab, or two tabs put at every position of many
 /// texts, and every space of them turned into a tab, must each give the reference result.
 #[test]
+fn properties_on_keys_and_own_lines_parse_identically() {
+    let read = [
+        // On a mapping's keys: the first, later ones, plain and quoted, with a tag.
+        "&a a: b\n&c c: d\n",
+        "top:\n  &k1 key1: one\n  !!str key2: two\n  &k3 !!str 'key3': three\n",
+        "- &a a: b\n  &c c: d\n- !!str x: y\n",
+        "x: &m\n  &k1 key1: one\ny: !!map\n  &k2 \"key2\": two\n",
+        "&a 1: b\n!!int 2: c\n",
+        "? &a a\n: &c c: d\n  &e e: f\n",
+        // On a line of their own, before a mapping, a sequence, a scalar or nothing.
+        "&sequence\n- a\n- b\n",
+        "top:\n  &node\n  key: v\nnext:\n  !!map\n  k: v\n",
+        "a:\n  &x\n  text\nb:\n  !!str\nc: d\n",
+        "key: &anchor\n !!map\n  a: b\n",
+        "key: !!map\n  &anchor\n  a: b\n",
+        "a: &x\n  !!str\n  text\nb: *x\n",
+        "top4:\n  &node4\n  &k4 key4: four\ntop5:\n  &node5\n  key5: five\n",
+        "- &a\n  - x\n- !!seq\n  - y\n",
+        "a:\n  &x\n  # comment\n\n  b: c\n",
+        "&a\n",
+        "--- !!map\n&k a: b\n",
+    ];
+    all_read_fast(&read);
+    // Constructs the reference parser reads its own way or refuses.
+    for text in [
+        "seq:\n &anchor\n- a\n- b\n",
+        "a: &x &y b\n",
+        "a: &x\n  &y b\n",
+        "a: &x\n  &y\n  b: c\n",
+        "a: &x b: c\n",
+        "- &a - b\n",
+        "- &a ? b\n",
+        "&a ? b\n: c\n",
+        "&a\n&b\nc: d\n",
+        "a: 1\n&x\nb: 2\n",
+        "&a [x]: y\n",
+        "&a *b : c\n",
+        "a:\n  &x\n b: c\n",
+    ] {
+        check(text);
+    }
+    let mut seeds: Vec<&str> = CASES.to_vec();
+    seeds.extend(read);
+    let mut fast = 0;
+    let mut total = 0;
+    for seed in seeds {
+        let chars: Vec<char> = seed.chars().collect();
+        for at in 0..=chars.len() {
+            for piece in ["&p ", "!!str ", "&q\n", "!t\n  ", "\n&r "] {
+                let text: String = chars[..at]
+                    .iter()
+                    .copied()
+                    .chain(piece.chars())
+                    .chain(chars[at..].iter().copied())
+                    .collect();
+                fast += usize::from(check(&text));
+                total += 1;
+            }
+        }
+    }
+    assert!(
+        fast * 5 >= total,
+        "the fast parser read {fast} of {total} texts with properties inserted"
+    );
+}
+
+#[test]
 fn tabs_parse_identically() {
     let read = [
         "a: b\t\nc: d\t\t\n",
@@ -751,8 +818,27 @@ fn tabs_parse_identically() {
         "a: 1\n...\t\n",
         "a:\t# c\n  b: 1\nc:\t\n- x\n",
         "- a:\t# c\n  b: 1\n- \"q\":\t\t# c\n  r: 2\n",
+        // Plain scalars continued on lines led by tabs past their indentation, and blank lines
+        // of tabs inside them.
+        "a: some\n  \ttext\n",
+        "a: b\n \tc\t\n  \t d # e\nf: g\n",
+        "- x\n \ty\n- z\n",
+        "x:\n - x\n  \tx\n",
+        "1st\n\n 2nd \n\t3rd\n",
+        "a: b\n\t\n  c\n\t \n",
+        "a: b\n  \t\n\t \n  c\nd: e\n",
     ];
     all_read_fast(&read);
+    // A tab at or before a plain scalar's indentation, and a comment after a leading tab, are
+    // left to the reference parser (an error, and a comment it skips with the tab).
+    for text in [
+        "a: b\n\tc\n",
+        "a: b\n\t# c\n  d\n",
+        "a: b\n  \t# c\n  d\n",
+        "- a: b\n  \tc\n",
+    ] {
+        assert!(!check(text), "left to the reference parser:\n{text}");
+    }
     // Found by the fuzz target: a tab after a colon at the end of a plain scalar's continuation
     // line makes the colon an indicator (an error), so the fast parser must not claim it.
     for text in [
