@@ -488,6 +488,14 @@ fn block_scalars_parse_identically() {
 #[test]
 fn surveyed_constructs_parse_identically() {
     let read = [
+        // Plain scalars led by `:` or `?` (Ruby symbols, as Rails writes them).
+        "status: :active\nmaybe: ?q\n",
+        "?foo: safe question mark\n:foo: safe colon\n-foo: safe dash\n",
+        "::\n",
+        "- :a\n- ?b\n- :c: d\n",
+        "? :a\n: ?b\n",
+        ":a\n:b\n",
+        "a: x\n  :y\n  ?z\n",
         "default: [\n  1,  # one\n  2,\n]\n",
         "a: [1,\n]\n",
         "a: [1\n]\n",
@@ -583,6 +591,11 @@ fn surveyed_constructs_parse_identically() {
         "a: {k:\tv}\n",
         "a: [x\n\t, y]\n",
         "a: [x\ty]\n",
+        "a: :\n",
+        "a: :\tb\n",
+        "a: ?\tb\n",
+        "- ?\n- :\n",
+        "a: [:x, ?y]\n",
     ];
     for text in other {
         check(text);
