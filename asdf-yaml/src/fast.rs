@@ -1907,7 +1907,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.flow_ws(parent)?;
         if self.peek() != Some(close) {
             loop {
-                if !map || self.flow_key(parent)? {
+                if !map {
+                    self.flow_seq_entry(parent)?;
+                } else if self.flow_key(parent)? {
                     self.flow_node(parent, Props::default())?;
                 }
                 self.flow_ws(parent)?;
@@ -1932,6 +1934,69 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.emit_end(at)
     }
 
+    /// An entry of a flow sequence: a node, or a single-pair mapping (`[a: 1, b: 2]`) whose key
+    /// is a plain or quoted scalar on one line.
+    fn flow_seq_entry(&mut self, parent: isize) -> R {
+        let at = self.pos;
+        let Some((text, style)) = self.flow_scalar(parent, false)? else {
+            return self.flow_node(parent, Props::default());
+        };
+        if self.peek() != Some(b':') {
+            return self.scalar(text, style, Props::default(), at);
+        }
+        if !self.flow_colon_here(style) {
+            return self.bail("a flow entry the fast parser does not read");
+        }
+        self.pos += 1;
+        self.enter()?;
+        self.emit_start(true, &Props::default(), at)?;
+        self.scalar(text, style, Props::default(), at)?;
+        if self.flow_value_follows(parent, b']')? {
+            self.flow_node(parent, Props::default())?;
+        }
+        self.depth -= 1;
+        self.emit_end(self.pos)
+    }
+
+    /// A plain or quoted scalar in a flow collection, not yet emitted, with the blanks after it
+    /// (`json`: and the line breaks and comments before a quoted key's `:`); `None` (nothing
+    /// read) at anything else.
+    fn flow_scalar(&mut self, parent: isize, json: bool) -> R<Option<(Cow<'t, str>, ScalarStyle)>> {
+        let at = self.pos;
+        match self.peek() {
+            Some(b'\'' | b'"') => {
+                let key = self.quoted(parent)?;
+                self.claim_quoted(at)?;
+                if json {
+                    self.flow_ws(parent)?;
+                } else {
+                    self.flow_blanks()?;
+                }
+                Ok(Some(key))
+            }
+            Some(c) if self.plain_start(c, true) => {
+                let end = self.plain_flow_end(self.pos);
+                self.flow_unrolled = true;
+                self.pos = end;
+                self.flow_blanks()?;
+                Ok(Some((
+                    Cow::Borrowed(&self.text[at..end]),
+                    ScalarStyle::Plain,
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the `:` at the position is a value indicator after a flow key of `style`. A
+    /// quoted key is JSON-like: the value may follow the `:` without a blank (`{"a":1}`). After
+    /// a plain key the reference parser refuses a `[` or `{` right after the colon.
+    fn flow_colon_here(&self, style: ScalarStyle) -> bool {
+        style != ScalarStyle::Plain
+            || self.blank_at(self.pos + 1)
+            || matches!(self.peek_at(self.pos + 1), Some(b',' | b']' | b'}'))
+    }
+
     /// A flow mapping key (a plain or quoted scalar, or an explicit `? key`) through its `:`
     /// and the blanks after it. Returns whether a value follows; an entry that ends after its
     /// key or its `:` (`{a, b: }`) gets an empty value here.
@@ -1940,35 +2005,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.explicit_key_here() {
             return self.explicit_flow_key(parent);
         }
-        let (text, style) = match self.peek() {
-            Some(b'\'' | b'"') => {
-                let key = self.quoted(parent)?;
-                self.claim_quoted(at)?;
-                // A quoted key is JSON-like: line breaks and comments may come before its `:`,
-                // and the value may follow the `:` without a blank (`{"a":1}`).
-                self.flow_ws(parent)?;
-                key
-            }
-            Some(c) if self.plain_start(c, true) => {
-                let end = self.plain_flow_end(self.pos);
-                self.flow_unrolled = true;
-                self.pos = end;
-                self.flow_blanks()?;
-                (Cow::Borrowed(&self.text[at..end]), ScalarStyle::Plain)
-            }
-            _ => return self.bail("a flow mapping key the fast parser does not read"),
+        // A quoted key may have line breaks and comments before its `:`.
+        let Some((text, style)) = self.flow_scalar(parent, true)? else {
+            return self.bail("a flow mapping key the fast parser does not read");
         };
-        let json_like = style != ScalarStyle::Plain;
         match self.peek() {
-            // After a plain key, the reference parser refuses a `[` or `{` right after the colon.
-            Some(b':')
-                if json_like
-                    || self.blank_at(self.pos + 1)
-                    || matches!(self.peek_at(self.pos + 1), Some(b',' | b']' | b'}')) =>
-            {
+            Some(b':') if self.flow_colon_here(style) => {
                 self.pos += 1;
                 self.scalar(text, style, Props::default(), at)?;
-                self.flow_value_follows(parent)
+                self.flow_value_follows(parent, b'}')
             }
             Some(b',' | b'}') => {
                 self.scalar(text, style, Props::default(), at)?;
@@ -1998,7 +2043,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         match self.peek() {
             Some(b':') if self.blank_at(self.pos + 1) => {
                 self.pos += 1;
-                self.flow_value_follows(parent)
+                self.flow_value_follows(parent, b'}')
             }
             Some(b',' | b'}') => {
                 self.empty_scalar(Props::default(), self.pos)?;
@@ -2008,15 +2053,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
-    /// Moves past the blanks after a flow key's `:` (the position is after it). Returns whether
-    /// a value follows; when the entry ends there, its value is empty.
-    fn flow_value_follows(&mut self, parent: isize) -> R<bool> {
+    /// Moves past the blanks after a flow key's `:` (the position is after it), in a
+    /// collection that `close` ends. Returns whether a value follows; when the entry ends
+    /// there, its value is empty.
+    fn flow_value_follows(&mut self, parent: isize, close: u8) -> R<bool> {
         // The reference parser refuses some tabs right after the colon (before a word).
         if self.peek() == Some(b'\t') {
             return self.bail("a tab right after a flow key's `:`");
         }
         self.flow_ws(parent)?;
-        if matches!(self.peek(), Some(b',' | b'}')) {
+        if self.peek() == Some(b',') || self.peek() == Some(close) {
             self.empty_scalar(Props::default(), self.pos)?;
             return Ok(false);
         }

@@ -488,6 +488,15 @@ fn block_scalars_parse_identically() {
 #[test]
 fn surveyed_constructs_parse_identically() {
     let read = [
+        // Single-pair mappings in flow sequences.
+        "a: [x: 1, y: 2]\n",
+        "- [a: b, c, \"d\": e, 'f':g, \"h\":[1]]\n",
+        "[a:, b: , c: ]\n",
+        "k: [a: [1, 2], b: {c: d}, e: [f: g]]\n",
+        "[\nfoo: bar\n]\n",
+        "k: [a:\n  b, c:\n\n  d\n  ]\n",
+        "k: [a\t: b,\t\"c\"\t: d]\n",
+        "- &x v\n- [a: *x, *x, b: &y w]\n",
         // Plain scalars led by `:` or `?` (Ruby symbols, as Rails writes them).
         "status: :active\nmaybe: ?q\n",
         "?foo: safe question mark\n:foo: safe colon\n-foo: safe dash\n",
@@ -596,6 +605,16 @@ fn surveyed_constructs_parse_identically() {
         "a: ?\tb\n",
         "- ?\n- :\n",
         "a: [:x, ?y]\n",
+        "[a :[x]]\n",
+        "[&a a: b]\n",
+        "[a: b: c]\n",
+        "[\"a\"\n: b]\n",
+        "[? a: b]\n",
+        "[a\n: b]\n",
+        "[a: b\n: c]\n",
+        "[*x : b]\n",
+        "[a:\tb]\n",
+        "- [a: b]: c\n",
     ];
     for text in other {
         check(text);
