@@ -633,15 +633,24 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
+    /// A directive line: `%YAML 1.1` or `1.2` (once), `%TAG handle prefix` (once per handle),
+    /// or a reserved directive (any other name, then parameters), which the reference parser
+    /// ignores. A comment may follow `%YAML` and `%TAG` (a reserved directive reads it as
+    /// parameters). Blanks between the parts may be spaces or tabs.
     fn directive(&mut self, line: &'t str) -> R {
-        let mut parts = line.split(' ').filter(|s| !s.is_empty());
-        match (parts.next(), parts.next(), parts.next(), parts.next()) {
-            (Some("%YAML"), Some("1.1" | "1.2"), None, None) if !self.version_seen => {
+        if line.bytes().any(|c| c == b'\r' || c == 0) {
+            return self.bail("a directive the fast parser does not read");
+        }
+        let mut parts = line.split([' ', '\t']).filter(|s| !s.is_empty());
+        let ended = |rest: Option<&str>| rest.is_none_or(|r| r.starts_with('#'));
+        let read = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some("%YAML"), Some("1.1" | "1.2"), rest, _) if ended(rest) && !self.version_seen => {
                 self.version_seen = true;
-                Ok(())
+                true
             }
-            (Some("%TAG"), Some(handle), Some(prefix), None)
-                if is_tag_handle(handle)
+            (Some("%TAG"), Some(handle), Some(prefix), rest)
+                if ended(rest)
+                    && is_tag_handle(handle)
                     // A global prefix may not start with a flow indicator (`,`).
                     && !prefix.starts_with(',')
                     && prefix
@@ -650,10 +659,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     && self.handles.iter().all(|(h, _)| *h != handle) =>
             {
                 self.handles.push((handle, prefix));
-                Ok(())
+                true
             }
-            _ => self.bail("a directive the fast parser does not read"),
+            (Some("%YAML" | "%TAG"), ..) => false,
+            (Some(name), ..) => name.len() > 1,
+            (None, ..) => false,
+        };
+        if !read {
+            return self.bail("a directive the fast parser does not read");
         }
+        self.claim(self.pos, self.pos + line.len())
     }
 
     fn document_end(&mut self, next: Next) -> R {

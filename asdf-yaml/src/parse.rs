@@ -257,10 +257,12 @@ pub(crate) fn scan_directives(text: &str) -> (Option<String>, Vec<(String, Strin
     let mut tags = Vec::new();
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
-        if let Some(rest) = line.strip_prefix("%YAML") {
-            version = rest.split_whitespace().next().map(str::to_string);
-        } else if let Some(rest) = line.strip_prefix("%TAG") {
-            let mut parts = rest.split_whitespace();
+        // The directive's name ends at a blank: `%YAMLL 1.1` is a reserved directive.
+        let mut parts = line.split_whitespace();
+        let name = parts.next();
+        if name == Some("%YAML") {
+            version = parts.next().map(str::to_string);
+        } else if name == Some("%TAG") {
             if let (Some(h), Some(p)) = (parts.next(), parts.next()) {
                 tags.push((h.to_string(), p.to_string()));
             }

@@ -488,6 +488,12 @@ fn block_scalars_parse_identically() {
 #[test]
 fn surveyed_constructs_parse_identically() {
     let read = [
+        // Directives with comments, tabs, and reserved directives (ignored).
+        "%YAML 1.1  # comment\n---\na: 1\n",
+        "%YAML\t1.1\t# c\n%TAG !e! tag:e.org: # c\n--- !e!x 1\n",
+        "%YAM 1.1\n---\na: 1\n",
+        "%YAMLL 1.1\n%FOO bar #baz\n%YAML 1.2\n--- x\n",
+        "%FOO\n# c\n%BAR\t1\t2\n--- x\n",
         // Single-pair mappings in flow sequences.
         "a: [x: 1, y: 2]\n",
         "- [a: b, c, \"d\": e, 'f':g, \"h\":[1]]\n",
@@ -605,6 +611,17 @@ fn surveyed_constructs_parse_identically() {
         "a: ?\tb\n",
         "- ?\n- :\n",
         "a: [:x, ?y]\n",
+        "%YAML 1.1#c\n--- x\n",
+        "%YAML 1.1 1.2\n--- x\n",
+        "%YAML 1.1.1\n--- x\n",
+        "%YAML 1.3\n--- x\n",
+        "%YAML 1.1\n%YAML 1.1 # again\n--- x\n",
+        "%TAG !e! tag:e.org:#c\n--- !e!x 1\n",
+        "%TAG !e! tag:e.org: x\n--- !e!x 1\n",
+        "%\n--- x\n",
+        "% YAML\n--- x\n",
+        "%FOO\n",
+        "%FOO\nx\n",
         "[a :[x]]\n",
         "[&a a: b]\n",
         "[a: b: c]\n",

@@ -3,6 +3,25 @@
 use asdf_yaml::{emit_to_string, parse_document, parse_str, Engine, Node, ParseOptions, Value};
 
 #[test]
+fn directives_are_named_in_full_and_may_end_in_comments() {
+    // `%YAMLL` is a reserved directive (ignored), not a version; comments may follow both.
+    let text = "%YAMLL 1.0\n%YAML 1.1 # the version\n%TAG !e! tag:example.org: # c\n--- !e!x 1\n";
+    for engine in [Engine::Fast, Engine::Reference] {
+        let options = ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        let doc = parse_document(text, &options).unwrap();
+        assert_eq!(doc.yaml_version.as_deref(), Some("1.1"));
+        assert_eq!(
+            doc.tag_handles,
+            [("!e!".to_string(), "tag:example.org:".to_string())]
+        );
+        assert_eq!(doc.root.tag(), Some("tag:example.org:x"));
+    }
+}
+
+#[test]
 fn every_tag_handle_is_honoured() {
     let text = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n%TAG !ex! tag:example.org:ext/\n\
                 %TAG !un! asdf://example.org/units/\n--- !core/asdf-1.1.0\n\
