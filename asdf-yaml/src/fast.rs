@@ -1055,6 +1055,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             end += 1;
         }
         let t = &self.text[start..end];
+        if t == "!" {
+            // The non-specific tag, as the reference parser gives it (no prefix).
+            self.pos = end;
+            return Ok(Tag::Text(TagParts {
+                prefix: "",
+                suffix: t,
+            }));
+        }
         let (handle, suffix) = match t[1..].find('!') {
             Some(i) => t.split_at(i + 2),
             None => t.split_at(1),
@@ -1950,14 +1958,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// An entry of a flow sequence: a node, or a single-pair mapping (`[a: 1, b: 2]`) whose key
-    /// is a plain or quoted scalar on one line.
+    /// is a plain or quoted scalar on one line (properties before it are the key's).
     fn flow_seq_entry(&mut self, parent: isize) -> R {
+        let props = self.props()?;
         let at = self.pos;
         let Some((text, style)) = self.flow_scalar(parent, false)? else {
-            return self.flow_node(parent, Props::default());
+            return self.flow_node(parent, props);
         };
         if self.peek() != Some(b':') {
-            return self.scalar(text, style, Props::default(), at);
+            return self.scalar(text, style, props, at);
         }
         if !self.flow_colon_here(style) {
             return self.bail("a flow entry the fast parser does not read");
@@ -1965,7 +1974,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.pos += 1;
         self.enter()?;
         self.emit_start(true, &Props::default(), at)?;
-        self.scalar(text, style, Props::default(), at)?;
+        self.scalar(text, style, props, at)?;
         if self.flow_value_follows(parent, b']')? {
             self.flow_node(parent, Props::default())?;
         }
@@ -2012,14 +2021,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             || matches!(self.peek_at(self.pos + 1), Some(b',' | b']' | b'}'))
     }
 
-    /// A flow mapping key (a plain or quoted scalar, or an explicit `? key`) through its `:`
-    /// and the blanks after it. Returns whether a value follows; an entry that ends after its
-    /// key or its `:` (`{a, b: }`) gets an empty value here.
+    /// A flow mapping key (a plain or quoted scalar after its properties, or an explicit
+    /// `? key`) through its `:` and the blanks after it. Returns whether a value follows; an
+    /// entry that ends after its key or its `:` (`{a, b: }`) gets an empty value here.
     fn flow_key(&mut self, parent: isize) -> R<bool> {
-        let at = self.pos;
         if self.explicit_key_here() {
             return self.explicit_flow_key(parent);
         }
+        let props = self.props()?;
+        let at = self.pos;
         // A quoted key may have line breaks and comments before its `:`.
         let Some((text, style)) = self.flow_scalar(parent, true)? else {
             return self.bail("a flow mapping key the fast parser does not read");
@@ -2027,11 +2037,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         match self.peek() {
             Some(b':') if self.flow_colon_here(style) => {
                 self.pos += 1;
-                self.scalar(text, style, Props::default(), at)?;
+                self.scalar(text, style, props, at)?;
                 self.flow_value_follows(parent, b'}')
             }
             Some(b',' | b'}') => {
-                self.scalar(text, style, Props::default(), at)?;
+                self.scalar(text, style, props, at)?;
                 self.empty_scalar(Props::default(), self.pos)?;
                 Ok(false)
             }

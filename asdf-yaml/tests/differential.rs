@@ -488,6 +488,13 @@ fn block_scalars_parse_identically() {
 #[test]
 fn surveyed_constructs_parse_identically() {
     let read = [
+        // The non-specific tag `!`.
+        "- ! 12\n- ! [a]\n- ! {a: b}\n- ! |\n  x\n- ! &a y\n",
+        "%TAG ! tag:x:\n--- ! a\n",
+        "a: ! x\nb: [! y, ! z]\nc: {! k: ! v}\n",
+        "! a\n",
+        // Properties on flow keys and on single-pair keys.
+        "c: {&a k: v, !!str 1: w, &b !t \"q\": x, &c y}\nd: [&d k: v, !!str 2: w, &e z]\n",
         // Directives with comments, tabs, and reserved directives (ignored).
         "%YAML 1.1  # comment\n---\na: 1\n",
         "%YAML\t1.1\t# c\n%TAG !e! tag:e.org: # c\n--- !e!x 1\n",
@@ -611,6 +618,12 @@ fn surveyed_constructs_parse_identically() {
         "a: ?\tb\n",
         "- ?\n- :\n",
         "a: [:x, ?y]\n",
+        "a: !\n",
+        "a: [!, b]\n",
+        "!\n",
+        "a: !!\n",
+        "a: !! x\n",
+        "a: ! !t x\n",
         "%YAML 1.1#c\n--- x\n",
         "%YAML 1.1 1.2\n--- x\n",
         "%YAML 1.1.1\n--- x\n",
