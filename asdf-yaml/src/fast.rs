@@ -1792,19 +1792,100 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.scalar(text, style, props, at)
             }
             Some(c) if self.plain_start(c, true) => {
-                let end = self.plain_flow_end(self.pos);
-                self.flow_unrolled = true;
-                let text = Cow::Borrowed(&self.text[at..end]);
-                self.pos = end;
+                let (text, _) = self.plain_flow(parent)?;
                 self.scalar(text, ScalarStyle::Plain, props, at)
             }
             _ => self.bail("a flow entry the fast parser leaves to the reference parser"),
         }
     }
 
-    /// End of a plain scalar inside a flow collection (trailing blanks excluded): at a flow
-    /// indicator, `: `, ` #` or the line's end. A scalar continued on the next line shows up as
-    /// an unexpected character for the caller, which stops.
+    /// A plain scalar inside a flow collection at the position, through its last line's
+    /// content; returns its text and whether it spans several lines.
+    #[inline]
+    fn plain_flow(&mut self, parent: isize) -> R<(Cow<'t, str>, bool)> {
+        let at = self.pos;
+        let end = self.plain_flow_end(at);
+        self.flow_unrolled = true;
+        self.pos = end;
+        if self.peek_at(self.blanks_end(end)) == Some(b'\n') {
+            if let Some(text) = self.plain_flow_lines(parent, &self.text[at..end])? {
+                return Ok((Cow::Owned(text), true));
+            }
+        }
+        Ok((Cow::Borrowed(&self.text[at..end]), false))
+    }
+
+    /// The lines that continue a flow plain scalar whose text so far is `first` (the position
+    /// at the blanks after it, before a line break), folded into it; `None` if the scalar ends
+    /// on its first line (the next line's content is a flow indicator, a comment or `: `).
+    /// Continuation lines must be indented past `parent` and not start with a tab, and `-`
+    /// before a flow indicator is an error: those are left to the reference parser.
+    #[cold]
+    fn plain_flow_lines(&mut self, parent: isize, first: &'t str) -> R<Option<String>> {
+        let mut text: Option<String> = None;
+        loop {
+            let Some((start, content, breaks)) = self.flow_continuation()? else {
+                return Ok(text);
+            };
+            if (content - start) as isize <= parent {
+                return self.bail_at(content, "a flow scalar's line not indented past its parent");
+            }
+            if self.b[content] == b'-' && self.peek_at(content + 1).is_some_and(is_flow_indicator) {
+                return self.bail_at(
+                    content,
+                    "a flow scalar's line starting with `-` before an indicator",
+                );
+            }
+            let end = self.plain_flow_end(content);
+            let s = text.get_or_insert_with(|| first.to_string());
+            if breaks == 0 {
+                s.push(' ');
+            } else {
+                s.extend(std::iter::repeat_n('\n', breaks));
+            }
+            s.push_str(&self.text[content..end]);
+            self.pos = end;
+        }
+    }
+
+    /// After a flow plain scalar's line (the position at the blanks after its content): the
+    /// start and content offset of the next line that continues it, with the number of blank
+    /// lines before it, or `None` if the scalar ends here.
+    fn flow_continuation(&self) -> R<Option<(usize, usize, usize)>> {
+        let mut i = self.blanks_end(self.pos);
+        let mut breaks = 0usize;
+        loop {
+            if self.peek_at(i) != Some(b'\n') {
+                return Ok(None);
+            }
+            let start = i + 1;
+            let mut j = start;
+            while self.peek_at(j) == Some(b' ') {
+                j += 1;
+            }
+            match self.peek_at(j) {
+                Some(b'\n') => {
+                    breaks += 1;
+                    i = j;
+                }
+                Some(b'\t') => return self.bail_at(j, "a tab starting a flow scalar's line"),
+                None => return Ok(None),
+                Some(c) => {
+                    let next = self.peek_at(j + 1);
+                    let ends = is_flow_indicator(c)
+                        || c == b'#'
+                        || c == b':'
+                            && next
+                                .is_none_or(|n| is_blank(n) || n == b'\n' || is_flow_indicator(n))
+                        || j == start && self.doc_marker_at(start);
+                    return Ok((!ends).then_some((start, j, breaks)));
+                }
+            }
+        }
+    }
+
+    /// End of a plain scalar's line inside a flow collection (trailing blanks excluded): at a
+    /// flow indicator, `: `, ` #` or the line's end.
     fn plain_flow_end(&self, start: usize) -> usize {
         let b = self.b;
         let mut i = start;
@@ -1982,16 +2063,21 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.emit_end(self.pos)
     }
 
-    /// A plain or quoted scalar in a flow collection, not yet emitted, with the blanks after it
-    /// (`json`: and the line breaks and comments before a quoted key's `:`); `None` (nothing
-    /// read) at anything else.
-    fn flow_scalar(&mut self, parent: isize, json: bool) -> R<Option<(Cow<'t, str>, ScalarStyle)>> {
+    /// A plain or quoted scalar in a flow collection, not yet emitted, with the blanks after it;
+    /// `None` (nothing read) at anything else. A flow mapping's key (`map_key`) may span lines
+    /// (the reference parser keeps flow keys over line breaks), and a quoted one may have line
+    /// breaks and comments before its `:`; a single-pair mapping's key in a sequence may not.
+    fn flow_scalar(
+        &mut self,
+        parent: isize,
+        map_key: bool,
+    ) -> R<Option<(Cow<'t, str>, ScalarStyle)>> {
         let at = self.pos;
         match self.peek() {
             Some(b'\'' | b'"') => {
                 let key = self.quoted(parent)?;
                 self.claim_quoted(at)?;
-                if json {
+                if map_key {
                     self.flow_ws(parent)?;
                 } else {
                     self.flow_blanks()?;
@@ -1999,14 +2085,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 Ok(Some(key))
             }
             Some(c) if self.plain_start(c, true) => {
-                let end = self.plain_flow_end(self.pos);
-                self.flow_unrolled = true;
-                self.pos = end;
+                let (text, lines) = self.plain_flow(parent)?;
                 self.flow_blanks()?;
-                Ok(Some((
-                    Cow::Borrowed(&self.text[at..end]),
-                    ScalarStyle::Plain,
-                )))
+                if lines && !map_key && self.peek() == Some(b':') {
+                    return self.bail("a single-pair key over several lines");
+                }
+                Ok(Some((text, ScalarStyle::Plain)))
             }
             _ => Ok(None),
         }
