@@ -1451,9 +1451,6 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if col < indent && col as isize > parent {
             return self.bail_at(i, "a line indented less than its block scalar");
         }
-        if indent == 0 {
-            return self.bail_at(i, "a block scalar's content at column 0");
-        }
         self.block_content(
             Content {
                 indent,
@@ -1481,6 +1478,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let mut leading_break = false;
         let mut leading_blank = false;
         while col == indent && i < b.len() && b[i] != b'\n' {
+            // At the root the scalar may have no indentation: only a document end (`...`)
+            // ends it there (`---` and comments are content), as in the reference parser.
+            if indent == 0 && b[i..].starts_with(b"...") && self.doc_marker_at(i) {
+                break;
+            }
             let trailing_blank = is_blank(b[i]);
             if folded && leading_break && !leading_blank && !trailing_blank {
                 match breaks {

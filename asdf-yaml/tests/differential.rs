@@ -428,6 +428,16 @@ fn block_scalars_parse_identically() {
         "a: |+1\n  kept\n\n",
         "a: |1\n\n  after a blank line\n",
         "- |2\n   in a sequence\n- |3\n      deeper\n",
+        // A root block scalar at column 0: only `...` ends it (`---` and `#` lines are text).
+        "|\nroot at column 0\n",
+        "--- >\n folded root\n...\n",
+        "--- >\nline1\n# no comment\nline3\n",
+        "--- |\na\n\n b\n  \n...\n",
+        "--- |\na\n---\n",
+        "--- |-\na\n ...\n...\n",
+        "--- >+\na\n\n\n",
+        "|\nfoo\nbar",
+        "--- |\na\n...x\n",
         "top:\n  k: |2\n     nested\n  j: 1\n",
         "top:\n- |1\n  indentless item\n",
         "--- |2\n   root\n",
@@ -469,9 +479,10 @@ fn block_scalars_parse_identically() {
         "a: |\n\tx\n",
         "a: |\n  x\n b: 1\n",
         "a: |\n  x\n \tb: 1\n",
-        "|\nroot at column 0\n",
-        "--- >\n folded root\n...\n",
         "- |\n x\n\t\n",
+        "--- |\na\n\ty\n",
+        "--- |\n\ta\n",
+        "--- |\na\n...x\n--- b\n",
     ];
     for text in left {
         check(text);
