@@ -1166,13 +1166,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 let n = self.peek_at(self.pos + 1);
                 !(self.blank_at(self.pos + 1) || flow && n.is_some_and(is_flow_indicator))
             }
-            // In block context `?` and `:` start a plain scalar unless a blank or a line break
-            // follows (`:sym`, `?maybe`), as in the reference parser.
-            b'?' | b':' if !flow => self
-                .peek_at(self.pos + 1)
-                .is_some_and(|n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0)),
-            b'?' | b':' | b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|'
-            | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
+            // `?` and `:` start a plain scalar unless a blank or a line break follows (`:sym`,
+            // `?maybe`), or, inside `[]`/`{}`, a flow indicator, as in the reference parser.
+            b'?' | b':' => self.peek_at(self.pos + 1).is_some_and(|n| {
+                !matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) && !(flow && is_flow_indicator(n))
+            }),
+            b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+            | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
             _ => true,
         }
     }
