@@ -136,7 +136,12 @@ impl<'t> Props<'t> {
 
     /// These properties with `other`'s (read on another line before the same node), or `None`
     /// if both have an anchor or both a tag.
+    #[inline]
     fn merged(self, other: Props<'t>) -> Option<Props<'t>> {
+        // Nearly always one side (usually both) is empty.
+        if other.is_empty() {
+            return Some(self);
+        }
         if self.anchor != 0 && other.anchor != 0 || self.tag.is_some() && other.tag.is_some() {
             return None;
         }
@@ -831,6 +836,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// `outer` and `inline` as the properties of one node (at most one anchor and one tag).
+    #[inline]
     fn merge(&self, outer: Props<'t>, inline: Props<'t>) -> R<Props<'t>> {
         match outer.merged(inline) {
             Some(props) => Ok(props),
@@ -1214,6 +1220,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// The rest of a plain scalar whose first line ended (at `stop`) at the position: folds
     /// continuation lines indented past `parent`. Returns the text and the next content line.
+    #[inline(always)]
     fn plain_rest(&mut self, parent: isize, first: &'t str, stop: Stop) -> R<(Cow<'t, str>, Next)> {
         if stop == Stop::Comment {
             return Ok((Cow::Borrowed(first), self.next_line()?));
@@ -1254,12 +1261,17 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 return Ok((text, self.next_line()?));
             };
             let c = self.b[content];
-            let ends = ind as isize <= parent
-                || c == b'#'
-                || (content == start && self.doc_marker_at(start));
-            if ends {
+            if c == b'#' {
                 self.pos = save;
                 return Ok((text, self.next_line()?));
+            }
+            // The scalar ends before a line indented no further than its parent or a document
+            // marker: that line is the next one, as [`Parser::next_line`] would find it.
+            let marker = content == start && self.doc_marker_at(start);
+            if ind as isize <= parent || marker {
+                self.line_start = start;
+                self.pos = content;
+                return Ok((text, (!marker).then_some(ind)));
             }
             // In block context a continuation line may start with any indicator (`-`, `[`,
             // `"`, a backtick...): only `#` (handled above) and `: ` end the scalar there.
@@ -1803,13 +1815,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// A plain scalar inside a flow collection at the position, through its last line's
     /// content; returns its text and whether it spans several lines.
-    #[inline]
+    #[inline(always)]
     fn plain_flow(&mut self, parent: isize) -> R<(Cow<'t, str>, bool)> {
         let at = self.pos;
         let end = self.plain_flow_end(at);
         self.flow_unrolled = true;
         self.pos = end;
-        if self.peek_at(self.blanks_end(end)) == Some(b'\n') {
+        if matches!(self.peek_at(end), Some(b' ' | b'\t' | b'\n'))
+            && self.peek_at(self.blanks_end(end)) == Some(b'\n')
+        {
             if let Some(text) = self.plain_flow_lines(parent, &self.text[at..end])? {
                 return Ok((Cow::Owned(text), true));
             }
@@ -2043,8 +2057,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// An entry of a flow sequence: a node, or a single-pair mapping (`[a: 1, b: 2]`) whose key
     /// is a plain or quoted scalar on one line (properties before it are the key's).
     fn flow_seq_entry(&mut self, parent: isize) -> R {
-        let props = self.props()?;
         let at = self.pos;
+        // Most entries are plain scalars right before a `,` or the `]` (numbers in arrays).
+        if self.peek().is_some_and(|c| self.plain_start(c, true)) {
+            let end = self.plain_flow_end(at);
+            if matches!(self.peek_at(end), Some(b',' | b']')) {
+                self.flow_unrolled = true;
+                self.pos = end;
+                let text = Cow::Borrowed(&self.text[at..end]);
+                return self.scalar(text, ScalarStyle::Plain, Props::default(), at);
+            }
+        }
+        let props = self.props()?;
         let Some((text, style)) = self.flow_scalar(parent, false)? else {
             return self.flow_node(parent, props);
         };
@@ -2069,6 +2093,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// `None` (nothing read) at anything else. A flow mapping's key (`map_key`) may span lines
     /// (the reference parser keeps flow keys over line breaks), and a quoted one may have line
     /// breaks and comments before its `:`; a single-pair mapping's key in a sequence may not.
+    #[inline(always)]
     fn flow_scalar(
         &mut self,
         parent: isize,
