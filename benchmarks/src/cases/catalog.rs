@@ -230,8 +230,9 @@ fn parse_rows(ctx: &Ctx, text: &str, py: &Option<crate::python::Outputs>) -> Res
 /// On one thread, ours against our reference parser reading all of it: the catalogue with a
 /// verbatim tag on every row (Python asdf writes every tag outside `tag:stsci.edu:asdf/` so:
 /// gwcs, asdf-astropy, roman_datamodels), with tabs in comments and at line ends, as minified
-/// JSON (which is YAML too), and with a construct the fast parser leaves to the reference parser
-/// (a plain scalar continued on a tab-led line) once, in one row of 2000, then in every row.
+/// JSON (which is YAML too), with constructs the fast parser reads since 2026-11-30 in every row,
+/// and with a construct it leaves to the reference parser (an alias as a mapping key) once, in
+/// one row of 2000, then in every row.
 fn rare_rows(ctx: &Ctx, text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
     let parse = |text: &str, options: &ParseOptions| {
         on_threads(1, || {
@@ -260,9 +261,25 @@ fn rare_rows(ctx: &Ctx, text: &str, reference: &ParseOptions) -> Result<Vec<Row>
         )?,
     ];
     rows.extend(json_rows(text, reference)?);
-    // A plain scalar continued on a line that starts with a tab: the reference parser reads
-    // the tab as white space before the text, a reading the fast parser does not follow.
-    let memo = "\n  memo: a plain scalar\n    \tcontinued\n  name: source-";
+    // What the fast parser left to the reference parser until 2026-11-30, in every row: a
+    // plain scalar continued on a tab-led line, an anchor on a key, a `:`-led plain scalar and
+    // a single-pair mapping in a flow sequence.
+    let widened = text.replace(
+        "\n  name: source-",
+        "\n  memo: a plain scalar\n    \tcontinued\n  state: :active\n  pairs: [a: 1, b: 2]\n  &n name: source-",
+    );
+    // The row means what it says only if the fast parser reads all of it itself.
+    let fast_only = ParseOptions {
+        engine: Engine::Fast,
+        ..ParseOptions::default()
+    };
+    asdf::yaml::parse_document(&widened, &fast_only).map_err(BenchError::ours)?;
+    rows.push(ours_vs_reference(
+        "10. parse catalogue text with constructs the fast parser reads since 2026-11-30 in every row (a plain scalar continued on a tab-led line, an anchor on a key, a `:`-led plain scalar, single-pair mappings in a flow sequence) [1 thr] vs our reference parser",
+        &widened,
+    )?);
+    // An alias as a mapping key, which the fast parser leaves to the reference parser.
+    let memo = "\n  memo: &m a note\n  *m : an alias as a key\n  name: source-";
     if let Some(at) = text
         .find("\n  name: source-100000\n")
         .or_else(|| text.find("\n  name: source-50\n"))
@@ -273,7 +290,7 @@ fn rare_rows(ctx: &Ctx, text: &str, reference: &ParseOptions) -> Result<Vec<Row>
             &text[at + "\n  name: source-".len()..]
         );
         rows.push(ours_vs_reference(
-            "10. parse catalogue text with one construct the fast parser leaves to the reference parser (a plain scalar continued on a tab-led line) [1 thr] vs our reference parser",
+            "10. parse catalogue text with one construct the fast parser leaves to the reference parser (an alias as a mapping key) [1 thr] vs our reference parser",
             &once,
         )?);
     }
