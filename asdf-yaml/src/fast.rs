@@ -257,6 +257,14 @@ fn note_controls(chunk: &[u8], base: usize, tabs: &mut Vec<usize>) -> Result<(),
 }
 
 /// `!`, `!!` or `!name!` with a name of letters, digits and `-`.
+/// A `%YAML` directive's version as the reference parser accepts it: `major.minor`, each of 1
+/// to 9 digits (it reads any version; only the tree builder's resolver is YAML 1.1's).
+fn is_yaml_version(v: &str) -> bool {
+    let digits = |s: &str| (1..=9).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_digit());
+    v.split_once('.')
+        .is_some_and(|(major, minor)| digits(major) && digits(minor))
+}
+
 fn is_tag_handle(h: &str) -> bool {
     if h == "!" {
         return true;
@@ -587,7 +595,21 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     // ---- the stream and its document --------------------------------------------------------
 
     fn stream(&mut self) -> R {
-        let directives = self.preamble()?;
+        let mut directives = self.preamble()?;
+        // Document end markers before any document end nothing (the reference parser skips
+        // them); what follows them is read as if they were not there.
+        while !directives && self.doc_marker_at(self.pos) && self.b[self.pos] == b'.' {
+            self.pos += 3;
+            let from = self.pos;
+            self.skip_blanks();
+            if !self.at_line_end() {
+                return self.bail("text after a document end before any document");
+            }
+            let nl = memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i);
+            self.claim(from, nl)?;
+            self.pos = (nl + 1).min(self.b.len());
+            directives = self.preamble()?;
+        }
         let at = self.pos;
         if self.pos >= self.b.len() {
             if directives {
@@ -649,7 +671,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let mut parts = line.split([' ', '\t']).filter(|s| !s.is_empty());
         let ended = |rest: Option<&str>| rest.is_none_or(|r| r.starts_with('#'));
         let read = match (parts.next(), parts.next(), parts.next(), parts.next()) {
-            (Some("%YAML"), Some("1.1" | "1.2"), rest, _) if ended(rest) && !self.version_seen => {
+            (Some("%YAML"), Some(version), rest, _)
+                if is_yaml_version(version) && ended(rest) && !self.version_seen =>
+            {
                 self.version_seen = true;
                 true
             }
@@ -1024,7 +1048,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 Some(b'!') if props.tag.is_none() => props.tag = Some(self.tag()?),
                 _ => return Ok(props),
             }
-            if !self.blank_at(self.pos) {
+            let flow_end = self.flow_level > 0 && self.peek().is_some_and(is_flow_indicator);
+            if !self.blank_at(self.pos) && !flow_end {
                 return self.bail("properties not followed by a blank");
             }
             self.skip_ws();
@@ -1805,6 +1830,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.claim_quoted(at)?;
                 self.scalar(text, style, props, at)
             }
+            // Properties alone make an empty node (`[!!str, &a]`).
+            Some(b',' | b']' | b'}') if !props.is_empty() => self.empty_scalar(props, at),
             Some(c) if self.plain_start(c, true) => {
                 let (text, _) = self.plain_flow(parent)?;
                 self.scalar(text, ScalarStyle::Plain, props, at)
@@ -2091,8 +2118,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// A plain or quoted scalar in a flow collection, not yet emitted, with the blanks after it;
     /// `None` (nothing read) at anything else. A flow mapping's key (`map_key`) may span lines
-    /// (the reference parser keeps flow keys over line breaks), and a quoted one may have line
-    /// breaks and comments before its `:`; a single-pair mapping's key in a sequence may not.
+    /// and have line breaks and comments before its `:` (the reference parser keeps flow keys
+    /// over line breaks); a single-pair mapping's key in a sequence may not.
     #[inline(always)]
     fn flow_scalar(
         &mut self,
@@ -2113,9 +2140,13 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             Some(c) if self.plain_start(c, true) => {
                 let (text, lines) = self.plain_flow(parent)?;
-                self.flow_blanks()?;
-                if lines && !map_key && self.peek() == Some(b':') {
-                    return self.bail("a single-pair key over several lines");
+                if map_key {
+                    self.flow_ws(parent)?;
+                } else {
+                    self.flow_blanks()?;
+                    if lines && self.peek() == Some(b':') {
+                        return self.bail("a single-pair key over several lines");
+                    }
                 }
                 Ok(Some((text, ScalarStyle::Plain)))
             }
@@ -2141,9 +2172,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
         let props = self.props()?;
         let at = self.pos;
-        // A quoted key may have line breaks and comments before its `:`.
-        let Some((text, style)) = self.flow_scalar(parent, true)? else {
-            return self.bail("a flow mapping key the fast parser does not read");
+        // A key may have line breaks and comments before its `:`.
+        let (text, style) = match self.flow_scalar(parent, true)? {
+            Some(key) => key,
+            // Properties alone make an empty key (`{!!str : v}`).
+            None if !props.is_empty() && matches!(self.peek(), Some(b':' | b',' | b'}')) => {
+                (Cow::Borrowed(""), ScalarStyle::Plain)
+            }
+            None => return self.bail("a flow mapping key the fast parser does not read"),
         };
         match self.peek() {
             Some(b':') if self.flow_colon_here(style) => {

@@ -499,6 +499,20 @@ fn block_scalars_parse_identically() {
 #[test]
 fn surveyed_constructs_parse_identically() {
     let read = [
+        // Document end markers before any document, any `%YAML` version, flow keys before a
+        // line break, properties alone in flow collections.
+        "...\n",
+        "# comment\n...\n",
+        "...\n# c\n...  # d\n--- a\n",
+        "...\na: 1\n",
+        "%YAML 1.3 # c\n--- a\n",
+        "%YAML 2.0\n--- a\n",
+        "{foo\n: bar}\n",
+        "k: {\n k\n :\n v\n }\n",
+        "{foo # c\n: bar, baz\n, q\n}\n",
+        "{\n  foo : !!str,\n  !!str : bar,\n}\n",
+        "[!!str, &a ]\n",
+        "{!!str : x, !t , a: b}\n",
         // The non-specific tag `!`.
         "- ! 12\n- ! [a]\n- ! {a: b}\n- ! |\n  x\n- ! &a y\n",
         "%TAG ! tag:x:\n--- ! a\n",
@@ -654,6 +668,21 @@ fn surveyed_constructs_parse_identically() {
         "k: [a\t\n  b]\n",
         "k: [a\n  b\tc]\n",
         "k: {a\n  b}\n",
+        "%YAML 1.1\n...\n",
+        "...x\n",
+        "... x\n",
+        "...\n...\n%YAML 1.1\n--- a\n",
+        "%YAML 1.\n--- a\n",
+        "%YAML .1\n--- a\n",
+        "%YAML 1234567890.1\n--- a\n",
+        "{foo\n:bar}\n",
+        "[foo\n: bar]\n",
+        "[, a]\n",
+        "{, a}\n",
+        "[&a, &b]\n",
+        "[!t]\n",
+        "{!t}\n",
+        "{&a}: b\n",
         "a: !\n",
         "a: [!, b]\n",
         "!\n",
