@@ -1193,13 +1193,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// Whether a plain scalar may start with `c` at the position (`flow`: inside `[]`/`{}`).
     fn plain_start(&self, c: u8, flow: bool) -> bool {
         match c {
-            b'-' => {
-                let n = self.peek_at(self.pos + 1);
-                !(self.blank_at(self.pos + 1) || flow && n.is_some_and(is_flow_indicator))
-            }
-            // `?` and `:` start a plain scalar unless a blank or a line break follows (`:sym`,
-            // `?maybe`), or, inside `[]`/`{}`, a flow indicator, as in the reference parser.
-            b'?' | b':' => self.peek_at(self.pos + 1).is_some_and(|n| {
+            // `-`, `?` and `:` start a plain scalar unless a blank (a tab too), a line break or
+            // the end follows (`-1`, `:sym`, `?maybe`), or, inside `[]`/`{}`, a flow indicator
+            // (for `-` an error), as in the reference parser.
+            b'-' | b'?' | b':' => self.peek_at(self.pos + 1).is_some_and(|n| {
                 !matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) && !(flow && is_flow_indicator(n))
             }),
             b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''

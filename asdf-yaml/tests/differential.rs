@@ -668,6 +668,13 @@ fn surveyed_constructs_parse_identically() {
         "k: [a\t\n  b]\n",
         "k: [a\n  b\tc]\n",
         "k: {a\n  b}\n",
+        // Found by the fuzz target: `-` then a tab is a block entry to the reference parser
+        // (an error inside a flow collection), not a plain scalar.
+        "a: [ -\t]\n",
+        "a: [ -\tx]\n",
+        "a: {-\t: x}\n",
+        "-\tx\n",
+        "a: -\t\n",
         "%YAML 1.1\n...\n",
         "...x\n",
         "... x\n",
