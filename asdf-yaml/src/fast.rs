@@ -1197,7 +1197,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             // the end follows (`-1`, `:sym`, `?maybe`), or, inside `[]`/`{}`, a flow indicator
             // (for `-` an error), as in the reference parser.
             b'-' | b'?' | b':' => self.peek_at(self.pos + 1).is_some_and(|n| {
-                !matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) && !(flow && is_flow_indicator(n))
+                !(matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) || flow && is_flow_indicator(n))
             }),
             b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
             | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
