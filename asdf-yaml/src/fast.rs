@@ -1303,13 +1303,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 return self.bail("a key inside a plain scalar");
             }
             self.claim_plain(content, end)?;
-            let s = text.to_mut();
-            if breaks == 0 {
-                s.push(' ');
-            } else {
-                s.extend(std::iter::repeat_n('\n', breaks));
-            }
-            s.push_str(&self.text[content..end]);
+            fold_line(text.to_mut(), breaks, &self.text[content..end]);
             self.pos = end;
             if stop == Stop::Comment {
                 return Ok((text, self.next_line()?));
@@ -1343,6 +1337,17 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
         }
     }
+}
+
+/// Appends a plain scalar's next line to its text: after a space if it follows directly, after
+/// a line break per blank line between them otherwise.
+fn fold_line(text: &mut String, blank_lines: usize, line: &str) {
+    if blank_lines == 0 {
+        text.push(' ');
+    } else {
+        text.extend(std::iter::repeat_n('\n', blank_lines));
+    }
+    text.push_str(line);
 }
 
 /// `end` moved back over blanks (spaces and tabs), not past `start`.
@@ -1878,12 +1883,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             let end = self.plain_flow_end(content);
             let s = text.get_or_insert_with(|| first.to_string());
-            if breaks == 0 {
-                s.push(' ');
-            } else {
-                s.extend(std::iter::repeat_n('\n', breaks));
-            }
-            s.push_str(&self.text[content..end]);
+            fold_line(s, breaks, &self.text[content..end]);
             self.pos = end;
         }
     }

@@ -910,25 +910,8 @@ fn properties_on_keys_and_own_lines_parse_identically() {
     ] {
         check(text);
     }
-    let mut seeds: Vec<&str> = CASES.to_vec();
-    seeds.extend(read);
-    let mut fast = 0;
-    let mut total = 0;
-    for seed in seeds {
-        let chars: Vec<char> = seed.chars().collect();
-        for at in 0..=chars.len() {
-            for piece in ["&p ", "!!str ", "&q\n", "!t\n  ", "\n&r "] {
-                let text: String = chars[..at]
-                    .iter()
-                    .copied()
-                    .chain(piece.chars())
-                    .chain(chars[at..].iter().copied())
-                    .collect();
-                fast += usize::from(check(&text));
-                total += 1;
-            }
-        }
-    }
+    let (fast, total) =
+        insert_everywhere(&read, &["&p ", "!!str ", "&q\n", "!t\n  ", "\n&r "], false);
     assert!(
         fast * 5 >= total,
         "the fast parser read {fast} of {total} texts with properties inserted"
@@ -986,14 +969,24 @@ fn tabs_parse_identically() {
     ] {
         check(text);
     }
-    let mut seeds: Vec<&str> = CASES.to_vec();
-    seeds.extend(read);
-    let mut fast = 0;
-    let mut total = 0;
-    for seed in seeds {
+    let (fast, total) = insert_everywhere(&read, &["\t", " \t", "\t\t"], true);
+    // Many positions are errors or separators the fast parser leaves to the reference parser;
+    // trailing, commented and quoted tabs are common enough to be a good share (19 % of them).
+    assert!(
+        fast * 7 >= total,
+        "the fast parser read {fast} of {total} texts with tabs"
+    );
+}
+
+/// Checks every edge case and each of `read` with each of `pieces` inserted at every position
+/// (and, with `tab_for_space`, with each space turned into a tab); returns how many of the texts
+/// the fast parser read itself, and how many there were.
+fn insert_everywhere(read: &[&str], pieces: &[&str], tab_for_space: bool) -> (usize, usize) {
+    let (mut fast, mut total) = (0, 0);
+    for seed in CASES.iter().chain(read) {
         let chars: Vec<char> = seed.chars().collect();
         for at in 0..=chars.len() {
-            for piece in ["\t", " \t", "\t\t"] {
+            for piece in pieces {
                 let text: String = chars[..at]
                     .iter()
                     .copied()
@@ -1003,7 +996,7 @@ fn tabs_parse_identically() {
                 fast += usize::from(check(&text));
                 total += 1;
             }
-            if chars.get(at) == Some(&' ') {
+            if tab_for_space && chars.get(at) == Some(&' ') {
                 let mut swapped = chars.clone();
                 swapped[at] = '\t';
                 fast += usize::from(check(&swapped.into_iter().collect::<String>()));
@@ -1011,12 +1004,7 @@ fn tabs_parse_identically() {
             }
         }
     }
-    // Many positions are errors or separators the fast parser leaves to the reference parser;
-    // trailing, commented and quoted tabs are common enough to be a good share (19 % of them).
-    assert!(
-        fast * 7 >= total,
-        "the fast parser read {fast} of {total} texts with tabs"
-    );
+    (fast, total)
 }
 
 /// Corrupts `text` by a few edits drawn from the characters YAML gives meaning to.
