@@ -256,7 +256,6 @@ fn note_controls(chunk: &[u8], base: usize, tabs: &mut Vec<usize>) -> Result<(),
     Ok(())
 }
 
-/// `!`, `!!` or `!name!` with a name of letters, digits and `-`.
 /// A `%YAML` directive's version as the reference parser accepts it: `major.minor`, each of 1
 /// to 9 digits (it reads any version; only the tree builder's resolver is YAML 1.1's).
 fn is_yaml_version(v: &str) -> bool {
@@ -265,6 +264,7 @@ fn is_yaml_version(v: &str) -> bool {
         .is_some_and(|(major, minor)| digits(major) && digits(minor))
 }
 
+/// `!`, `!!` or `!name!` with a name of letters, digits and `-`.
 fn is_tag_handle(h: &str) -> bool {
     if h == "!" {
         return true;
@@ -660,7 +660,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
-    /// A directive line: `%YAML 1.1` or `1.2` (once), `%TAG handle prefix` (once per handle),
+    /// A directive line: `%YAML major.minor` (once), `%TAG handle prefix` (once per handle),
     /// or a reserved directive (any other name, then parameters), which the reference parser
     /// ignores. A comment may follow `%YAML` and `%TAG` (a reserved directive reads it as
     /// parameters). Blanks between the parts may be spaces or tabs.
