@@ -1835,7 +1835,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             // Properties alone make an empty node (`[!!str, &a]`).
             Some(b',' | b']' | b'}') if !props.is_empty() => self.empty_scalar(props, at),
             Some(c) if self.plain_start(c, true) => {
-                let (text, _) = self.plain_flow(parent)?;
+                let text = self.plain_flow(parent)?;
                 self.scalar(text, ScalarStyle::Plain, props, at)
             }
             _ => self.bail("a flow entry the fast parser leaves to the reference parser"),
@@ -1843,9 +1843,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A plain scalar inside a flow collection at the position, through its last line's
-    /// content; returns its text and whether it spans several lines.
+    /// content.
     #[inline(always)]
-    fn plain_flow(&mut self, parent: isize) -> R<(Cow<'t, str>, bool)> {
+    fn plain_flow(&mut self, parent: isize) -> R<Cow<'t, str>> {
         let at = self.pos;
         let end = self.plain_flow_end(at);
         self.flow_unrolled = true;
@@ -1854,10 +1854,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             && self.peek_at(self.blanks_end(end)) == Some(b'\n')
         {
             if let Some(text) = self.plain_flow_lines(parent, &self.text[at..end])? {
-                return Ok((Cow::Owned(text), true));
+                return Ok(Cow::Owned(text));
             }
         }
-        Ok((Cow::Borrowed(&self.text[at..end]), false))
+        Ok(Cow::Borrowed(&self.text[at..end]))
     }
 
     /// The lines that continue a flow plain scalar whose text so far is `first` (the position
@@ -2124,31 +2124,25 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         map_key: bool,
     ) -> R<Option<(Cow<'t, str>, ScalarStyle)>> {
         let at = self.pos;
-        match self.peek() {
+        let scalar = match self.peek() {
             Some(b'\'' | b'"') => {
                 let key = self.quoted(parent)?;
                 self.claim_quoted(at)?;
-                if map_key {
-                    self.flow_ws(parent)?;
-                } else {
-                    self.flow_blanks()?;
-                }
-                Ok(Some(key))
+                key
             }
-            Some(c) if self.plain_start(c, true) => {
-                let (text, lines) = self.plain_flow(parent)?;
-                if map_key {
-                    self.flow_ws(parent)?;
-                } else {
-                    self.flow_blanks()?;
-                    if lines && self.peek() == Some(b':') {
-                        return self.bail("a single-pair key over several lines");
-                    }
-                }
-                Ok(Some((text, ScalarStyle::Plain)))
+            Some(c) if self.plain_start(c, true) => (self.plain_flow(parent)?, ScalarStyle::Plain),
+            _ => return Ok(None),
+        };
+        if map_key {
+            self.flow_ws(parent)?;
+        } else {
+            self.flow_blanks()?;
+            // The reference parser refuses a `:` after one over several lines.
+            if self.peek() == Some(b':') && self.b[at..self.pos].contains(&b'\n') {
+                return self.bail("a single-pair key over several lines");
             }
-            _ => Ok(None),
         }
+        Ok(Some(scalar))
     }
 
     /// Whether the `:` at the position is a value indicator after a flow key of `style`. A
