@@ -257,18 +257,19 @@ pub(crate) fn scan_directives(text: &str) -> (Option<String>, Vec<(String, Strin
     let mut tags = Vec::new();
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
-        // The directive's name ends at a blank: `%YAMLL 1.1` is a reserved directive.
-        let mut parts = line.split_whitespace();
-        let name = parts.next();
-        if name == Some("%YAML") {
-            version = parts.next().map(str::to_string);
-        } else if name == Some("%TAG") {
-            if let (Some(h), Some(p)) = (parts.next(), parts.next()) {
-                tags.push((h.to_string(), p.to_string()));
+        if line.starts_with('%') {
+            // The directive's name ends at a blank: `%YAMLL 1.1` is a reserved directive.
+            let mut parts = line.split_whitespace();
+            match parts.next() {
+                Some("%YAML") => version = parts.next().map(str::to_string),
+                Some("%TAG") => {
+                    if let (Some(h), Some(p)) = (parts.next(), parts.next()) {
+                        tags.push((h.to_string(), p.to_string()));
+                    }
+                }
+                _ => {}
             }
-        } else if line.starts_with('#') || line.starts_with('%') || line.trim().is_empty() {
-            continue;
-        } else {
+        } else if !(line.starts_with('#') || line.trim().is_empty()) {
             break;
         }
     }
