@@ -2164,13 +2164,22 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let props = self.props()?;
         let at = self.pos;
         // A key may have line breaks and comments before its `:`.
-        let (text, style) = match self.flow_scalar(parent, true)? {
-            Some(key) => key,
-            // Properties alone make an empty key (`{!!str : v}`).
-            None if !props.is_empty() && matches!(self.peek(), Some(b':' | b',' | b'}')) => {
-                (Cow::Borrowed(""), ScalarStyle::Plain)
+        let (text, style) = match self.peek() {
+            // JSON's keys, read without the detour through `flow_scalar`.
+            Some(b'"') => {
+                let key = self.quoted(parent)?;
+                self.claim_quoted(at)?;
+                self.flow_ws(parent)?;
+                key
             }
-            None => return self.bail("a flow mapping key the fast parser does not read"),
+            _ => match self.flow_scalar(parent, true)? {
+                Some(key) => key,
+                // Properties alone make an empty key (`{!!str : v}`).
+                None if !props.is_empty() && matches!(self.peek(), Some(b':' | b',' | b'}')) => {
+                    (Cow::Borrowed(""), ScalarStyle::Plain)
+                }
+                None => return self.bail("a flow mapping key the fast parser does not read"),
+            },
         };
         match self.peek() {
             Some(b':') if self.flow_colon_here(style) => {
