@@ -5,21 +5,25 @@
 //! into the same tree builder, so the tree is made by one piece of code whichever parser read the
 //! text. It understands what PyYAML and this crate's emitter write: block mappings and sequences
 //! (compact `- a: 1` and indentless `key:\n- x` forms, indented roots), flow collections over
-//! several lines (JSON's `{"a":1}` and keys without values included), plain scalars folded over
-//! lines, single- and double-quoted scalars with escapes and folding, literal and folded block
-//! scalars (`|`, `>`, with chomping and indentation indicators, as PyYAML writes `|2-` for text
-//! that starts with a space, read line by line as the reference parser reads them), explicit
-//! `? key` / `: value` entries (PyYAML writes them for keys longer than 128 characters or over
-//! several lines), tags through `%TAG` handles and verbatim ones (`!<uri>`, percent escapes
-//! decoded), anchors, aliases and comments. Tabs are read where the reference parser's reading
-//! of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed around
-//! their line breaks), block scalars' content and the first line of block plain scalars,
-//! between flow tokens, trailing a node's line, and on lines holding nothing else. At anything else — tabs elsewhere, carriage returns alone (the
-//! builder hands CR LF text over with LF breaks), a second document, properties on lines of
-//! their own, flow collections as keys, and every error — it stops with a [`Bail`], and the
-//! caller parses the text with the reference parser, which therefore decides every error
-//! message and every rare construct. The differential tests hold the two parsers to the same
-//! events and trees.
+//! several lines (JSON's `{"a":1}`, keys without values and single-pair mappings `[a: 1]`
+//! included), plain scalars folded over lines (in flow collections too, as PyYAML wraps them),
+//! plain scalars led by `-`, `:` or `?`, single- and double-quoted scalars with escapes and
+//! folding, literal and folded block scalars (`|`, `>`, with chomping and indentation
+//! indicators, as PyYAML writes `|2-` for text that starts with a space, read line by line as the
+//! reference parser reads them; at column 0 at the root), explicit `? key` / `: value` entries
+//! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
+//! `%TAG` handles, verbatim ones (`!<uri>`, percent escapes decoded) and the non-specific `!`,
+//! anchors and tags on keys and on lines of their own, aliases, comments, directives (reserved
+//! ones ignored) and `...` before the first document. Tabs are read where the reference parser's
+//! reading of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed
+//! around their line breaks), block scalars' content and block plain scalars (leading a
+//! continuation line past the scalar's indentation), between flow tokens, trailing a node's
+//! line, and on lines holding nothing else. At anything else — tabs elsewhere (after `-`, `:` or
+//! `---`, or at a line's indentation), carriage returns alone (the builder hands CR LF text over
+//! with LF breaks), a second document, aliases and collections as keys, empty keys, explicit keys
+//! inside flow collections, and every error — it stops with a [`Bail`], and the caller parses
+//! the text with the reference parser, which therefore decides every error message and every
+//! rare construct. The differential tests hold the two parsers to the same events and trees.
 //!
 //! Speed comes from working on bytes (every structural character is ASCII), scanning with
 //! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
