@@ -67,13 +67,12 @@ fn build_text(text: &str, options: &ParseOptions) -> Result<Built> {
     if options.engine != Engine::Auto || rayon::current_num_threads() > 1 {
         return build(text, 0, options);
     }
-    let with = |engine| ParseOptions { engine, ..*options };
-    if let Ok(built) = build(text, 0, &with(Engine::Fast)) {
+    if let Ok(built) = build(text, 0, &options.with_engine(Engine::Fast)) {
         return Ok(built);
     }
     match crate::split::parse_pieces_after_bail(text, options) {
         Some(built) => Ok(built),
-        None => build(text, 0, &with(Engine::Reference)),
+        None => build(text, 0, &options.with_engine(Engine::Reference)),
     }
 }
 

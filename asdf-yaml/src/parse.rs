@@ -94,6 +94,12 @@ impl ParseOptions {
             ..ParseOptions::default()
         }
     }
+
+    /// These options with `engine` instead of theirs (how a parse that falls back from one
+    /// engine to the other keeps its limits).
+    pub(crate) fn with_engine(self, engine: Engine) -> ParseOptions {
+        ParseOptions { engine, ..self }
+    }
 }
 
 /// Which parser turns text into events. Both feed the same tree builder, and the fast parser

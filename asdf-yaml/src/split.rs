@@ -213,14 +213,8 @@ fn serial_pieces(
     doc: &dyn Fn(usize, usize) -> String,
     options: &ParseOptions,
 ) -> Vec<Option<Built>> {
-    let fast = ParseOptions {
-        engine: crate::Engine::Fast,
-        ..*options
-    };
-    let reference = ParseOptions {
-        engine: crate::Engine::Reference,
-        ..*options
-    };
+    let fast = options.with_engine(crate::Engine::Fast);
+    let reference = options.with_engine(crate::Engine::Reference);
     let mut out = Vec::new();
     // Where the run of pieces left to the reference parser started.
     let mut run = None;
