@@ -45,8 +45,8 @@ pub use builtin::check_builtin;
 pub use error::{Result, SchemaError};
 #[cfg(feature = "full")]
 pub use full::{
-    load_schema_file, python_resource_dirs, uri_match, CompiledSchema, NodeRef, SchemaSources,
-    SchemaStore, SchemaValidator, YamlTree, MAX_SCHEMA_FILE, MAX_VALIDATION_DEPTH,
+    load_schema_file, python_resource_dirs, to_json, uri_match, CompiledSchema, NodeRef,
+    SchemaSources, SchemaStore, SchemaValidator, YamlTree, MAX_SCHEMA_FILE, MAX_VALIDATION_DEPTH,
 };
 pub use report::{Report, Violation};
 

@@ -14,7 +14,7 @@ use serde_json::Value as J;
 
 pub use keywords::uri_match;
 pub use store::{python_resource_dirs, SchemaStore, MAX_SCHEMA_FILE};
-pub use tree::{NodeRef, YamlTree};
+pub use tree::{to_json, NodeRef, YamlTree};
 
 use crate::error::{Result, SchemaError};
 use crate::Violation;

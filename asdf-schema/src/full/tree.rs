@@ -106,8 +106,18 @@ fn number(n: &Num<'_>) -> serde_json::Number {
     }
 }
 
-/// The tree as a `serde_json::Value` (tags dropped; used for error messages and `enum`).
-pub(super) fn to_json(n: &Node) -> J {
+/// The tree as a `serde_json::Value`: tags dropped, keys as their text, numbers JSON cannot
+/// hold (NaN, infinities) as strings, anything nested deeper than 256 levels as null. Schemas
+/// are loaded through it, and error messages and `enum` compare with it.
+///
+/// ```
+/// let tree = asdf_yaml::parse_str("a: [1, 2.5, x, null]\nb: !core/thing {c: yes}\n").unwrap();
+/// assert_eq!(
+///     asdf_schema::to_json(&tree),
+///     serde_json::json!({"a": [1, 2.5, "x", null], "b": {"c": true}})
+/// );
+/// ```
+pub fn to_json(n: &Node) -> J {
     to_json_depth(n, 0)
 }
 

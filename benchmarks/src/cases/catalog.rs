@@ -340,13 +340,13 @@ fn rare_rows(ctx: &Ctx, text: &str, reference: &ParseOptions) -> Result<Vec<Row>
 /// `json.dumps` writes it), parsed by ours (one thread; a single line is not split) against
 /// our reference parser and against serde_json building its own `Value` (JSON only, no YAML
 /// resolution: a limit, not a peer that reads YAML). The rows are read back from the parsed
-/// catalogue, so the JSON holds the same values.
+/// catalogue (through `asdf_schema::to_json`), so the JSON holds the same values.
 fn json_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
     let doc =
         asdf::yaml::parse_document(text, &ParseOptions::default()).map_err(BenchError::ours)?;
-    let json = serde_json::to_string(
-        &serde_json::json!({ "catalog": catalogue_json(&doc.root["catalog"])? }),
-    )
+    let json = serde_json::to_string(&serde_json::json!({
+        "catalog": asdf_schema::to_json(&doc.root["catalog"])
+    }))
     .map_err(BenchError::ours)?;
     let parse = |options: &ParseOptions| {
         on_threads(1, || {
@@ -375,36 +375,6 @@ fn json_rows(text: &str, reference: &ParseOptions) -> Result<Vec<Row>> {
         .peer("serde_json", serde)
         .bytes(bytes),
     ])
-}
-
-/// The catalogue's rows as JSON values (ids, names, floats, booleans, nulls).
-fn catalogue_json(rows: &Node) -> Result<serde_json::Value> {
-    let bad = || BenchError::mismatch("catalog", "a row the JSON form does not hold");
-    let rows = rows.as_seq().ok_or_else(bad)?;
-    rows.iter()
-        .map(|row| node_json(row).ok_or_else(bad))
-        .collect::<Result<Vec<_>>>()
-        .map(serde_json::Value::Array)
-}
-
-/// A plain tree (mappings with string keys, sequences, scalars) as JSON.
-fn node_json(node: &Node) -> Option<serde_json::Value> {
-    use asdf::yaml::Value as Y;
-    use serde_json::Value as J;
-    Some(match node.value() {
-        Y::Null => J::Null,
-        Y::Bool(b) => J::Bool(*b),
-        Y::Int(i) => J::from(*i),
-        Y::Float(f) => J::from(*f),
-        Y::Str(s) => J::from(&**s),
-        Y::Seq(items) => J::Array(items.iter().map(node_json).collect::<Option<_>>()?),
-        Y::Map(m) => J::Object(
-            m.iter()
-                .map(|(k, v)| Some((k.as_str()?.to_string(), node_json(v)?)))
-                .collect::<Option<_>>()?,
-        ),
-        _ => return None,
-    })
 }
 
 /// Our validation of `tree` with every schema its tags name: the best time, and what ran.
