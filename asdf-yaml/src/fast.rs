@@ -107,6 +107,14 @@ enum Ctx {
     Root,
 }
 
+/// A mapping key read before it can be emitted (before its mapping is opened, or before it is
+/// known to be a key): a scalar (its text, style and properties) or an alias (of the anchor
+/// with this id).
+enum Key<'t> {
+    Scalar(Cow<'t, str>, ScalarStyle, Props<'t>),
+    Alias(usize),
+}
+
 /// Anchor and tag of a node.
 #[derive(Default, Clone, Copy)]
 struct Props<'t> {
@@ -821,14 +829,19 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.line_end()
             }
             Some(b'*') => {
+                let id = self.alias_id()?;
+                self.skip_ws();
+                if self.peek() == Some(b':') {
+                    if !compact || !inline.is_empty() || !self.key_colon_at(self.pos) {
+                        return self.bail("an alias as a key where a value belongs");
+                    }
+                    self.simple_key_colon(at)?;
+                    return self.block_map(col, outer, (Key::Alias(id), at));
+                }
                 if !(outer.is_empty() && inline.is_empty()) {
                     return self.bail("properties on an alias");
                 }
-                self.alias()?;
-                self.skip_ws();
-                if self.peek() == Some(b':') {
-                    return self.bail("an alias as a key");
-                }
+                self.emit(Event::Alias(id), at)?;
                 self.line_end()
             }
             Some(b'\'' | b'"') => {
@@ -839,8 +852,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     if !compact || self.b[at..self.pos].contains(&b'\n') {
                         return self.bail("a key where a value belongs, or over several lines");
                     }
-                    self.pos += 1;
-                    return self.block_map(col, outer, (text, style, inline, at));
+                    self.simple_key_colon(at)?;
+                    return self.block_map(col, outer, (Key::Scalar(text, style, inline), at));
                 }
                 let props = self.merge(outer, inline)?;
                 self.scalar(text, style, props, at)?;
@@ -889,14 +902,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             if !compact {
                 return self.bail("a key where a value belongs");
             }
-            if first.len() > 1024 {
-                return self.bail("a key longer than 1024 bytes");
-            }
             self.pos = end;
             self.skip_blanks();
-            self.pos += 1;
-            let key = (Cow::Borrowed(first), ScalarStyle::Plain, inline, at);
-            return self.block_map(col, outer, key);
+            self.simple_key_colon(at)?;
+            let key = Key::Scalar(Cow::Borrowed(first), ScalarStyle::Plain, inline);
+            return self.block_map(col, outer, (key, at));
         }
         self.pos = end;
         let props = self.merge(outer, inline)?;
@@ -905,18 +915,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(next)
     }
 
-    /// A block mapping at column `col` whose first key (text, style, properties, offset) has
-    /// been read (the position is after its `:`).
-    fn block_map(
-        &mut self,
-        col: usize,
-        props: Props<'t>,
-        key: (Cow<'t, str>, ScalarStyle, Props<'t>, usize),
-    ) -> R<Next> {
-        let (text, style, key_props, at) = key;
+    /// A block mapping at column `col` whose first key (and its offset) has been read (the
+    /// position is after its `:`).
+    fn block_map(&mut self, col: usize, props: Props<'t>, (key, at): (Key<'t>, usize)) -> R<Next> {
         self.enter()?;
         self.emit_start(true, &props, at)?;
-        self.scalar(text, style, key_props, at)?;
+        self.key(key, at)?;
         let next = self.value(col as isize, Ctx::MapValue)?;
         self.map_entries(col, next)
     }
@@ -971,12 +975,21 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(next)
     }
 
-    /// A key of a block mapping (plain or quoted, on one line, after its properties), through
-    /// its `:`.
+    /// A key of a block mapping (plain or quoted, on one line, after its properties, or an
+    /// alias), through its `:`.
     fn block_key(&mut self) -> R {
         let props = self.props()?;
         let at = self.pos;
         let (text, style) = match self.peek() {
+            Some(b'*') if props.is_empty() => {
+                let id = self.alias_id()?;
+                self.skip_ws();
+                if self.peek() != Some(b':') || !self.key_colon_at(self.pos) {
+                    return self.bail("an alias key without `: `");
+                }
+                self.simple_key_colon(at)?;
+                return self.emit(Event::Alias(id), at);
+            }
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(-1)?;
                 self.claim_quoted(at)?;
@@ -985,7 +998,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             Some(c) if self.plain_start(c, false) => {
                 let (end, stop) = self.plain_line(self.pos);
-                if stop != Stop::Colon || end - at > 1024 {
+                if stop != Stop::Colon {
                     return self.bail("a mapping entry without a one-line key");
                 }
                 self.claim_plain(at, end)?;
@@ -1002,8 +1015,20 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.b[at..self.pos].contains(&b'\n') {
             return self.bail("a key over several lines");
         }
-        self.pos += 1;
+        self.simple_key_colon(at)?;
         self.scalar(text, style, props, at)
+    }
+
+    /// Moves past the `:` at the position, which ends a block mapping key that starts at `at`.
+    /// The reference parser reads a key only when its `:` comes within 1024 bytes of its start
+    /// (YAML's limit on implicit keys); past that the `:` is an error.
+    #[inline(always)]
+    fn simple_key_colon(&mut self, at: usize) -> R {
+        if self.pos - at > 1024 {
+            return self.bail("a key whose `:` is more than 1024 bytes past its start");
+        }
+        self.pos += 1;
+        Ok(())
     }
 
     /// A block sequence whose first `-` is at the position, at column `col`.
@@ -1177,11 +1202,26 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     fn alias(&mut self) -> R {
         let at = self.pos;
-        let name = self.name()?;
-        let Some(&id) = self.anchors.get(name) else {
-            return self.bail("an alias of an unknown anchor");
-        };
+        let id = self.alias_id()?;
         self.emit(Event::Alias(id), at)
+    }
+
+    /// The anchor that the alias at the position refers to; the position moves past its name.
+    fn alias_id(&mut self) -> R<usize> {
+        let name = self.name()?;
+        match self.anchors.get(name) {
+            Some(&id) => Ok(id),
+            None => self.bail("an alias of an unknown anchor"),
+        }
+    }
+
+    /// Emits a key read before its mapping was opened, at offset `at`.
+    #[inline(always)]
+    fn key(&mut self, key: Key<'t>, at: usize) -> R {
+        match key {
+            Key::Scalar(text, style, props) => self.scalar(text, style, props, at),
+            Key::Alias(id) => self.emit(Event::Alias(id), at),
+        }
     }
 
     fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props<'t>, at: usize) -> R {
@@ -2083,7 +2123,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// An entry of a flow sequence: a node, or a single-pair mapping (`[a: 1, b: 2]`) whose key
-    /// is a plain or quoted scalar on one line (properties before it are the key's).
+    /// is a plain or quoted scalar on one line (properties before it are the key's) or an alias.
     fn flow_seq_entry(&mut self, parent: isize) -> R {
         let at = self.pos;
         // Most entries are plain scalars right before a `,` or the `]` (numbers in arrays).
@@ -2097,11 +2137,18 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
         }
         let props = self.props()?;
-        let Some((text, style)) = self.flow_scalar(parent, false)? else {
-            return self.flow_node(parent, props);
+        let (key, style) = if self.peek() == Some(b'*') && props.is_empty() {
+            let id = self.alias_id()?;
+            self.flow_blanks()?;
+            (Key::Alias(id), ScalarStyle::Plain)
+        } else {
+            match self.flow_scalar(parent, false)? {
+                Some((text, style)) => (Key::Scalar(text, style, props), style),
+                None => return self.flow_node(parent, props),
+            }
         };
         if self.peek() != Some(b':') {
-            return self.scalar(text, style, props, at);
+            return self.key(key, at);
         }
         if !self.flow_colon_here(style) {
             return self.bail("a flow entry the fast parser does not read");
@@ -2109,7 +2156,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.pos += 1;
         self.enter()?;
         self.emit_start(true, &Props::default(), at)?;
-        self.scalar(text, style, props, at)?;
+        self.key(key, at)?;
         if self.flow_value_follows(parent, b']')? {
             self.flow_node(parent, Props::default())?;
         }
@@ -2158,8 +2205,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             || matches!(self.peek_at(self.pos + 1), Some(b',' | b']' | b'}'))
     }
 
-    /// A flow mapping key (a plain or quoted scalar after its properties, or an explicit
-    /// `? key`) through its `:` and the blanks after it. Returns whether a value follows; an
+    /// A flow mapping key (a plain or quoted scalar after its properties, an alias, or an
+    /// explicit `? key`) through its `:` and the blanks after it. Returns whether a value follows; an
     /// entry that ends after its key or its `:` (`{a, b: }`) gets an empty value here.
     fn flow_key(&mut self, parent: isize) -> R<bool> {
         if self.explicit_key_here() {
@@ -2176,6 +2223,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 self.flow_ws(parent)?;
                 key
             }
+            Some(b'*') if props.is_empty() => {
+                let id = self.alias_id()?;
+                self.flow_ws(parent)?;
+                return self.flow_key_end(Key::Alias(id), ScalarStyle::Plain, at, parent);
+            }
             _ => match self.flow_scalar(parent, true)? {
                 Some(key) => key,
                 // Properties alone make an empty key (`{!!str : v}`).
@@ -2185,14 +2237,27 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 None => return self.bail("a flow mapping key the fast parser does not read"),
             },
         };
+        self.flow_key_end(Key::Scalar(text, style, props), style, at, parent)
+    }
+
+    /// After a flow mapping key of `style` (read from `at`, with the blanks after it): emits
+    /// it and moves past its `:` (see [`Parser::flow_key`]).
+    #[inline(always)]
+    fn flow_key_end(
+        &mut self,
+        key: Key<'t>,
+        style: ScalarStyle,
+        at: usize,
+        parent: isize,
+    ) -> R<bool> {
         match self.peek() {
             Some(b':') if self.flow_colon_here(style) => {
                 self.pos += 1;
-                self.scalar(text, style, props, at)?;
+                self.key(key, at)?;
                 self.flow_value_follows(parent, b'}')
             }
             Some(b',' | b'}') => {
-                self.scalar(text, style, props, at)?;
+                self.key(key, at)?;
                 self.empty_scalar(Props::default(), self.pos)?;
                 Ok(false)
             }

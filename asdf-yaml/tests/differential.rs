@@ -926,6 +926,73 @@ fn properties_on_keys_and_own_lines_parse_identically() {
     );
 }
 
+/// Aliases as mapping keys (YAML allows any node as a key; PyYAML writes them when a key
+/// object recurs) are read by the fast parser, in block and flow collections; the forms around
+/// them that the reference parser refuses are left to it.
+#[test]
+fn aliases_as_keys_parse_identically() {
+    let read = [
+        "a: &x k\n*x : v\n",
+        "a: &x k\nb:\n  *x : first\n  c: *x\n  *x  : again # comment\n",
+        "&k key: 1\n*k : 2\n",
+        "- &x a\n- *x : 1\n  b: 2\n- *x :\n",
+        "a: &x k\nc: &m\n  *x : d\ne: !!map\n  *x : f\n",
+        "a: &x k\n? *x\n: *x : v\n",
+        "- &x a\n- [*x : 1, *x, *x :, b: *x]\n- {*x : 1, *x , *x :, c: *x}\n",
+        "- &x a\n- {*x #c\n  : 1, *x\n  : 2}\n- [*x ,]\n- {? *x : 1}\n",
+    ];
+    all_read_fast(&read);
+    for text in [
+        "a: &x k\nb: *x : v\n",
+        "a: &x k\nb:\n  &y *x : v\n",
+        "a: &x k\nb: &y\n  *x\n",
+        "a: &x k\n*x: v\n",
+        "a: &x k\n*x :v\n",
+        "a: &x k\n*x :\tv\n",
+        "a: &x k\n*y : v\n",
+        "a: &x k\n*x\n: v\n",
+        "- &x a\n- [*x\n  : 1]\n",
+        "- &x a\n- [*x :1]\n",
+        "- &x a\n- {*x :[1]}\n",
+        "- &x a\n- {&y *x : 1}\n",
+        "- &x a\n- [*x\t: 1]\n",
+        "--- *x : v\n",
+    ] {
+        check(text);
+    }
+    let (fast, total) = insert_everywhere(&read, &["*x ", "*x : ", "&x "], false);
+    assert!(
+        fast * 5 >= total,
+        "the fast parser read {fast} of {total} texts with aliases inserted"
+    );
+}
+
+/// YAML limits an implicit key to 1024 characters, counted to its `:`: a longer one is an
+/// error (in block collections), whichever the key's style and whatever lies before the
+/// colon. Flow collections read longer keys.
+#[test]
+fn keys_longer_than_1024_bytes_parse_identically() {
+    for len in [1020, 1024, 1025, 1100] {
+        let key = "k".repeat(len);
+        let quoted = format!("\"{}\"", "q".repeat(len - 2));
+        let spaced = format!("k{}", " ".repeat(len - 1));
+        for k in [&key, &quoted, &spaced] {
+            for text in [
+                format!("{k}: v\n"),
+                format!("a: 1\n{k}: v\n"),
+                format!("- {k}: v\n"),
+                format!("? x\n: {k}: v\n"),
+                format!("{{{k}: v}}\n"),
+                format!("[{k}: v]\n"),
+            ] {
+                check(&text);
+            }
+        }
+    }
+    let a = "a".repeat(1100);
+    check(&format!("x: &{a} k\n*{a} : v\n"));
+}
+
 #[test]
 fn tabs_parse_identically() {
     let read = [
