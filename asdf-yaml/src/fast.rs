@@ -18,9 +18,10 @@
 //! reading of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed
 //! around their line breaks), block scalars' content and block plain scalars (leading a
 //! continuation line past the scalar's indentation), between flow tokens, trailing a node's
-//! line, and on lines holding nothing else. At anything else — tabs elsewhere (after `-`, `:` or
-//! `---`, or at a line's indentation), carriage returns alone (the builder hands CR LF text over
-//! with LF breaks), a second document, aliases and collections as keys, empty keys, explicit keys
+//! line, on lines holding nothing else, and after the indicators `-`, `:` and `---` (see
+//! [`Parser::tab_after_indicator`]). Aliases may be keys. At anything else — tabs elsewhere (at a
+//! line's indentation, after `?`), carriage returns alone (the builder hands CR LF text over
+//! with LF breaks), a second document, collections as keys, empty keys, explicit keys
 //! inside flow collections, and every error — it stops with a [`Bail`], and the caller parses
 //! the text with the reference parser, which therefore decides every error message and every
 //! rare construct. The differential tests hold the two parsers to the same events and trees.
@@ -501,17 +502,24 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 .is_none_or(|c| is_blank(c) || c == b'\n')
     }
 
-    /// Whether the `:` at `k` ends a block mapping's key: a space or a line break follows, or a
-    /// tab, if only blanks and a comment follow it on the line (the reference parser reads a tab
-    /// after the colon as white space only then; before a node it is an error).
+    /// Whether the `:` at `k` ends a block mapping's key: a blank (space or tab), a line break
+    /// or the end of the text follows (what may follow a tab is [`Parser::tab_after_indicator`]'s
+    /// business).
     #[inline(always)]
     fn key_colon_at(&self, k: usize) -> bool {
-        self.blank_at(k + 1) || (self.peek_at(k + 1) == Some(b'\t') && self.blank_line_from(k + 1))
+        self.sep_at(k + 1)
+    }
+
+    /// Whether the byte at `i` ends a block indicator (`:`, `-`): a blank, a line break or the
+    /// end of the text. Unlike [`Parser::blank_at`], a tab counts.
+    #[inline(always)]
+    fn sep_at(&self, i: usize) -> bool {
+        self.peek_at(i).is_none_or(|c| is_blank(c) || c == b'\n')
     }
 
     /// Whether a block sequence entry (`-` then a blank) starts at the position.
     fn dash_here(&self) -> bool {
-        self.peek() == Some(b'-') && self.blank_at(self.pos + 1)
+        self.peek() == Some(b'-') && self.sep_at(self.pos + 1)
     }
 
     /// Whether an explicit key's `?` indicator (then a blank) is at the position.
@@ -576,15 +584,32 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
-    /// After a key's `:`, moves over a rest of the line that is blanks (with a tab) then a
-    /// comment or nothing, claiming its tabs; any other tab is left where it is.
+    /// Moves over blanks with a tab at the position, which follow the indicator (`:`, `-`,
+    /// `?` or `---`) that ends at `after`, claiming the tabs where the reference parser reads
+    /// them as white space: anywhere after `---`; after `:` unless the tab comes right after
+    /// the colon, no space is among the blanks and a `-` or a letter, digit or `_` follows
+    /// (then the colon is an error); after `-` unless a block entry (`-` then a blank) follows
+    /// (an error too). After `?` a tab is an error, left where it is.
     #[cold]
-    fn blank_value_line(&mut self) -> R {
-        if self.blank_line_from(self.pos) {
-            let from = self.pos;
-            self.skip_blanks();
-            self.claim(from, self.pos)?;
+    fn tab_after_indicator(&mut self, after: usize, ctx: Ctx) -> R {
+        let end = self.blanks_end(self.pos);
+        let next = self.peek_at(end);
+        let refused = match (ctx, self.b[after - 1]) {
+            (Ctx::Root, _) => false,
+            (Ctx::SeqItem, _) => next == Some(b'-') && self.sep_at(end + 1),
+            (_, b':') => {
+                let spaced = self.b[after..end].contains(&b' ');
+                self.b[after] == b'\t'
+                    && !spaced
+                    && next.is_some_and(|c| c == b'-' || c == b'_' || c.is_ascii_alphanumeric())
+            }
+            _ => true,
+        };
+        if refused {
+            return Ok(());
         }
+        self.claim(self.pos, end)?;
+        self.pos = end;
         Ok(())
     }
 
@@ -735,9 +760,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// The node after an indicator (`key:`, `- `, `---`): on the same line, or on the following
     /// lines when indented past `parent` (the column of the collection holding it).
     fn value(&mut self, parent: isize, ctx: Ctx) -> R<Next> {
+        let after = self.pos;
         self.skip_ws();
-        if self.peek() == Some(b'\t') && ctx == Ctx::MapValue {
-            self.blank_value_line()?;
+        if self.peek() == Some(b'\t') {
+            self.tab_after_indicator(after, ctx)?;
         }
         let col = self.pos - self.line_start;
         let props = self.props()?;
@@ -813,7 +839,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let at = self.pos;
         let collection = compact && inline.is_empty();
         match self.peek() {
-            Some(b'-') if self.blank_at(self.pos + 1) => {
+            Some(b'-') if self.sep_at(self.pos + 1) => {
                 if !collection {
                     return self.bail("a block sequence where it cannot start");
                 }
@@ -967,7 +993,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn explicit_entry(&mut self, col: usize) -> R<Next> {
         self.pos += 1;
         let next = self.value(col as isize, Ctx::Explicit)?;
-        if next == Some(col) && self.peek() == Some(b':') && self.blank_at(self.pos + 1) {
+        if next == Some(col) && self.peek() == Some(b':') && self.sep_at(self.pos + 1) {
             self.pos += 1;
             return self.value(col as isize, Ctx::Explicit);
         }

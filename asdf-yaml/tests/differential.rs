@@ -1019,8 +1019,38 @@ fn tabs_parse_identically() {
         "1st\n\n 2nd \n\t3rd\n",
         "a: b\n\t\n  c\n\t \n",
         "a: b\n  \t\n\t \n  c\nd: e\n",
+        // Tabs after indicators: `-`, `:` (before a blank, or before what is not a letter,
+        // digit, `_` or `-`) and `---`.
+        "-\t-1\n",
+        "---\tscalar\n",
+        "? a\n: -\tb\n  -  -\tc\n     - d\n",
+        "- foo:\t bar\n- - baz\n  -\tbaz\n",
+        "block:\t|\n  x\n",
+        "a:\t b\nc:\t\"d\"\ne:\t.5\nf:\t[1]\ng:\t&x h\ni:\t*x\nj:\t\t k\n",
+        "-\ta: b\n  c: d\n-\t? e\n  : f\n",
+        "k:\n-\tb\n-\t\n- c\n-\t# d\n",
+        "? a\n:\t\"x\"\n? b\n: \t- c\n   - d\n",
+        "a:\té\n",
     ];
     all_read_fast(&read);
+    // Tabs after indicators that the reference parser refuses.
+    for text in [
+        "a:\tb\n",
+        "a:\t-1\n",
+        "a:\t\tb\n",
+        "a:\t_\n",
+        "a:\t - b\n",
+        "- \t- a\n",
+        "-\t-\ta\n",
+        "k:\n-\tb\n-\t- c\n",
+        "? a\n:\tb\n",
+        "?\ta\n",
+        "? \ta\n",
+        "a: b\n  c:\td\n",
+        "---\t- a\n",
+    ] {
+        assert!(!check(text), "left to the reference parser:\n{text}");
+    }
     // A tab at or before a plain scalar's indentation, and a comment after a leading tab, are
     // left to the reference parser (an error, and a comment it skips with the tab).
     for text in [
