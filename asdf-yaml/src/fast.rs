@@ -19,10 +19,11 @@
 //! around their line breaks), block scalars' content and block plain scalars (leading a
 //! continuation line past the scalar's indentation), between flow tokens, trailing a node's
 //! line, on lines holding nothing else, and after the indicators `-`, `:` and `---` (see
-//! [`Parser::tab_after_indicator`]). Aliases may be keys. At anything else — tabs elsewhere (at a
-//! line's indentation, after `?`), carriage returns alone (the builder hands CR LF text over
-//! with LF breaks), a second document, collections as keys, empty keys, explicit keys
-//! inside flow collections, and every error — it stops with a [`Bail`], and the caller parses
+//! [`Parser::tab_after_indicator`]). Aliases and empty nodes may be keys (null and float keys
+//! draw the builder's warning, located as the reference parser locates it). At anything else —
+//! tabs elsewhere (at a line's indentation, after `?`), carriage returns alone (the builder hands
+//! CR LF text over with LF breaks), a second document, collections as keys, explicit keys inside
+//! flow collections, and every error — it stops with a [`Bail`], and the caller parses
 //! the text with the reference parser, which therefore decides every error message and every
 //! rare construct. The differential tests hold the two parsers to the same events and trees.
 //!
@@ -63,21 +64,24 @@ pub(crate) struct TagParts<'a> {
 }
 
 /// Receives the events. An `Err` (the builder refused an event: a limit, a bad alias, a
-/// warning-worthy key) stops the fast path.
+/// collection as a key) stops the fast path.
 ///
 /// Scalars and collection starts and ends (nearly every event of a tree) have methods of their
 /// own, so the hot path builds no [`Event`]; each means exactly the event it is named after.
 pub(crate) trait Sink<'t> {
     /// Takes one stream, document or alias event; `mark.index()` is its byte offset.
     fn event(&mut self, event: Event<'t>, mark: Marker) -> Result<(), ()>;
-    /// `Event::Scalar(text, style, anchor, tag)` at byte offset `at`.
+    /// `Event::Scalar(text, style, anchor, tag)` (`node` is the anchor and the tag) whose text
+    /// starts at byte offset `at`;
+    /// `props_at` is 1 + the offset of its properties (0 without them), where the reference
+    /// parser marks such a node.
     fn scalar(
         &mut self,
         text: &str,
         style: ScalarStyle,
-        anchor: usize,
-        tag: Option<TagParts<'_>>,
+        node: (usize, Option<TagParts<'_>>),
         at: usize,
+        props_at: usize,
     ) -> Result<(), ()>;
     /// `Event::MappingStart` (`map`) or `Event::SequenceStart` at byte offset `at`.
     fn start(
@@ -116,10 +120,13 @@ enum Key<'t> {
     Alias(usize),
 }
 
-/// Anchor and tag of a node.
+/// Anchor and tag of a node, and 1 + the offset where the first of them starts (the reference
+/// parser's mark for the node, which warnings about keys report; 0 without properties). Both
+/// numbers are `u32`, so that the properties take no more room than without the offset.
 #[derive(Default, Clone, Copy)]
 struct Props<'t> {
-    anchor: usize,
+    anchor: u32,
+    at: u32,
     tag: Option<Tag<'t>>,
 }
 
@@ -161,6 +168,7 @@ impl<'t> Props<'t> {
         Some(Props {
             anchor: self.anchor.max(other.anchor),
             tag: self.tag.or(other.tag),
+            at: if self.is_empty() { other.at } else { self.at },
         })
     }
 }
@@ -219,8 +227,8 @@ struct Parser<'t, 's, S> {
     handles: Vec<(&'t str, &'t str)>,
     /// Anchor names to the id of their latest definition (ids count from 1 in text order, as
     /// the reference parser numbers them).
-    anchors: HashMap<&'t str, usize>,
-    next_anchor: usize,
+    anchors: HashMap<&'t str, u32>,
+    next_anchor: u32,
     /// Whether a `%YAML` directive was read.
     version_seen: bool,
     /// Tag suffixes with their percent escapes decoded (rare: most tags are borrowed).
@@ -340,7 +348,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// Opens a mapping (`map`) or a sequence in the sink.
     fn emit_start(&mut self, map: bool, props: &Props<'t>, at: usize) -> R {
         let tag = tag_parts(props.tag, &self.decoded);
-        let sent = self.sink.start(map, props.anchor, tag, at);
+        let sent = self.sink.start(map, props.anchor as usize, tag, at);
         refused(sent, at)
     }
 
@@ -522,9 +530,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.peek() == Some(b'-') && self.sep_at(self.pos + 1)
     }
 
-    /// Whether an explicit key's `?` indicator (then a blank) is at the position.
+    /// Whether an explicit key's `?` indicator (then a space or a line break: the reference
+    /// parser refuses one at the end of the text) is at the position.
     fn explicit_key_here(&self) -> bool {
-        self.peek() == Some(b'?') && self.blank_at(self.pos + 1)
+        self.peek() == Some(b'?') && matches!(self.peek_at(self.pos + 1), Some(b' ' | b'\n'))
     }
 
     /// From the end of a line's content, moves to the first character of the next line that
@@ -768,7 +777,6 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let col = self.pos - self.line_start;
         let props = self.props()?;
         if self.at_line_end() {
-            let at = self.pos;
             let next = self.next_line()?;
             return match next {
                 Some(ind) if ind as isize > parent => self.block_node(parent, props),
@@ -779,8 +787,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 {
                     self.block_seq(ind, props)
                 }
+                // Marked, as the reference parser marks it, at the token after it.
                 _ => {
-                    self.empty_scalar(props, at)?;
+                    self.empty_scalar(props, self.pos)?;
                     Ok(next)
                 }
             };
@@ -895,6 +904,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 }
                 self.explicit_map(col, outer)
             }
+            Some(b':') if self.sep_at(self.pos + 1) => {
+                if !compact {
+                    return self.bail("an empty key where a value belongs");
+                }
+                self.empty_key_map(col, (outer, inline))
+            }
             Some(c) if self.plain_start(c, false) => {
                 self.plain_node(parent, (outer, inline), compact, col)
             }
@@ -972,8 +987,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     next = if self.explicit_key_here() {
                         self.explicit_entry(col)?
                     } else {
-                        self.block_key()?;
-                        self.value(col as isize, Ctx::MapValue)?
+                        let ctx = self.block_key()?;
+                        self.value(col as isize, ctx)?
                     };
                 }
                 Some(ind) if ind > col => return self.bail("a line indented past its mapping"),
@@ -1001,9 +1016,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         Ok(next)
     }
 
-    /// A key of a block mapping (plain or quoted, on one line, after its properties, or an
-    /// alias), through its `:`.
-    fn block_key(&mut self) -> R {
+    /// A key of a block mapping (plain or quoted, on one line, after its properties, an alias,
+    /// or empty), through its `:`. Returns where its value starts.
+    fn block_key(&mut self) -> R<Ctx> {
         let props = self.props()?;
         let at = self.pos;
         let (text, style) = match self.peek() {
@@ -1014,8 +1029,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                     return self.bail("an alias key without `: `");
                 }
                 self.simple_key_colon(at)?;
-                return self.emit(Event::Alias(id), at);
+                self.emit(Event::Alias(id), at)?;
+                return Ok(Ctx::MapValue);
             }
+            Some(b':') if self.sep_at(self.pos + 1) => return self.empty_key(props, at),
             Some(b'\'' | b'"') => {
                 let (text, style) = self.quoted(-1)?;
                 self.claim_quoted(at)?;
@@ -1042,7 +1059,35 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a key over several lines");
         }
         self.simple_key_colon(at)?;
-        self.scalar(text, style, props, at)
+        self.scalar(text, style, props, at)?;
+        Ok(Ctx::MapValue)
+    }
+
+    /// A block mapping at column `col` whose first key is empty (its `:` at the position),
+    /// `outer` the mapping's properties and `inline` the key's.
+    #[cold]
+    fn empty_key_map(&mut self, col: usize, (outer, inline): (Props<'t>, Props<'t>)) -> R<Next> {
+        let at = self.pos;
+        self.enter()?;
+        self.emit_start(true, &outer, at)?;
+        let ctx = self.empty_key(inline, at)?;
+        let next = self.value(col as isize, ctx)?;
+        self.map_entries(col, next)
+    }
+
+    /// An empty key (its `:` at the position; `props` before it, read from `at`): moves past
+    /// the colon and returns where its value starts. Without properties the reference parser
+    /// reads the colon as an explicit entry's (a mapping or sequence may start after it); with
+    /// them, as an implicit key's.
+    #[cold]
+    fn empty_key(&mut self, props: Props<'t>, at: usize) -> R<Ctx> {
+        self.empty_scalar(props, at)?;
+        self.pos += 1;
+        Ok(if props.is_empty() {
+            Ctx::Explicit
+        } else {
+            Ctx::MapValue
+        })
     }
 
     /// Moves past the `:` at the position, which ends a block mapping key that starts at `at`.
@@ -1091,13 +1136,22 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     #[inline(never)]
     fn read_props(&mut self) -> R<Props<'t>> {
-        let mut props = Props::default();
+        let Ok(at) = u32::try_from(self.pos + 1) else {
+            return self.bail("properties past 4 GiB into the text");
+        };
+        let mut props = Props {
+            at,
+            ..Props::default()
+        };
         loop {
             match self.peek() {
                 Some(b'&') if props.anchor == 0 => {
                     let name = self.name()?;
                     props.anchor = self.next_anchor;
-                    self.next_anchor += 1;
+                    self.next_anchor = self.next_anchor.checked_add(1).ok_or(Bail {
+                        offset: self.pos,
+                        reason: "more anchors than the fast parser counts",
+                    })?;
                     self.anchors.insert(name, props.anchor);
                 }
                 Some(b'!') if props.tag.is_none() => props.tag = Some(self.tag()?),
@@ -1236,7 +1290,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn alias_id(&mut self) -> R<usize> {
         let name = self.name()?;
         match self.anchors.get(name) {
-            Some(&id) => Ok(id),
+            Some(&id) => Ok(id as usize),
             None => self.bail("an alias of an unknown anchor"),
         }
     }
@@ -1250,9 +1304,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         }
     }
 
+    /// Emits a scalar whose text starts at `at`.
     fn scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, props: Props<'t>, at: usize) -> R {
         let tag = tag_parts(props.tag, &self.decoded);
-        let sent = (self.sink).scalar(&text, style, props.anchor, tag, at);
+        let node = (props.anchor as usize, tag);
+        let sent = (self.sink).scalar(&text, style, node, at, props.at as usize);
         refused(sent, at)
     }
 

@@ -113,8 +113,9 @@ impl ParseOptions {
 ///     parse_document(text, &ParseOptions { engine, ..ParseOptions::default() }).unwrap().root
 /// };
 /// assert_eq!(tree(Engine::Fast), tree(Engine::Reference));
-/// // Rare constructs (here an alias as a mapping key) are left to the reference parser.
-/// let block = "a: &x k\n*x : v\n";
+/// // Rare constructs (here a carriage return alone as a line break, as classic Mac OS wrote
+/// // them) are left to the reference parser.
+/// let block = "a: 1\rb: 2\r";
 /// let fast = ParseOptions { engine: Engine::Fast, ..ParseOptions::default() };
 /// assert!(parse_document(block, &fast).is_err());
 /// assert!(parse_document(block, &ParseOptions::default()).is_ok());
@@ -170,23 +171,25 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
     }
 }
 
-/// The fast parser's tree; any error or warning is left to the reference parser, so that its
-/// messages (with line and column) are the ones users see.
+/// The fast parser's tree; any error is left to the reference parser, so that its messages are
+/// the ones users see. Warnings are the fast parser's, with the reference parser's locations,
+/// except in CR LF text (whose offsets the fast parser does not read).
 fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
     let original = text;
     let lf = crlf_to_lf(text);
     let text = lf.as_deref().unwrap_or(text);
     let mut b = Builder::new(text, base, options);
+    b.fast_marks = true;
     crate::fast::parse(text, &mut b).map_err(|bail| Bail {
         offset: lf
             .as_ref()
             .map_or(bail.offset, |_| original_offset(original, bail.offset)),
         ..bail
     })?;
-    if !b.warnings.is_empty() {
+    if lf.is_some() && !b.warnings.is_empty() {
         return Err(Bail {
             offset: 0,
-            reason: "a warning, which the reference parser reports with its location",
+            reason: "a warning in CR LF text, which the reference parser locates",
         });
     }
     Ok(b.built())
@@ -339,6 +342,9 @@ struct Builder<'t> {
     /// Last (character index, byte offset) pair computed, so offsets of increasing positions cost
     /// O(n) in total.
     offset_cache: std::cell::Cell<(usize, usize)>,
+    /// Whether marks come from the fast parser, which gives a byte offset and no line or
+    /// column; then `offset_cache` holds the last (byte offset, line breaks before it) pair.
+    fast_marks: bool,
     /// Bytes skipped before `text` (a byte-order mark), added to reported offsets.
     base: usize,
     limits: Limits,
@@ -411,6 +417,12 @@ impl<'t> Builder<'t> {
     }
 
     fn loc(&self, m: &Marker) -> Location {
+        if self.fast_marks {
+            // The fast parser's marks are byte offsets, and a scalar's carries 1 + the offset
+            // of its properties, where the reference parser marks it, in its line field.
+            let offset = m.line().checked_sub(1).unwrap_or(m.index());
+            return self.fast_loc(offset);
+        }
         let idx = m.index();
         let (ci, bi) = self.offset_cache.get();
         let offset = if idx >= ci && bi <= self.text.len() {
@@ -426,6 +438,37 @@ impl<'t> Builder<'t> {
         }
     }
 
+    /// The location of byte `offset`, as the reference parser gives it: lines counted from 1,
+    /// columns (characters) from 0, and the end of a text that does not end in a line break
+    /// placed on a line after it (the reference parser's stream end). Warnings come in text
+    /// order, so the line breaks are counted once in all.
+    #[cold]
+    fn fast_loc(&self, offset: usize) -> Location {
+        let b = self.text.as_bytes();
+        let offset = offset.min(b.len());
+        let (from, breaks) = match self.offset_cache.get() {
+            (at, breaks) if at <= offset => (at, breaks),
+            _ => (0, 0),
+        };
+        let breaks = breaks + memchr::memchr_iter(b'\n', &b[from..offset]).count();
+        self.offset_cache.set((offset, breaks));
+        let line_start = memchr::memrchr(b'\n', &b[..offset]).map_or(0, |i| i + 1);
+        let column = self
+            .text
+            .get(line_start..offset)
+            .map_or(0, |s| s.chars().count());
+        let (line, column) = if offset == b.len() && column > 0 {
+            (breaks + 2, 0)
+        } else {
+            (breaks + 1, column)
+        };
+        Location {
+            line,
+            column,
+            offset: offset + self.base,
+        }
+    }
+
     fn syntax(&self, e: &ScanError) -> Error {
         Error::Syntax {
             location: self.loc(e.marker()),
@@ -437,6 +480,7 @@ impl<'t> Builder<'t> {
         Builder {
             text,
             offset_cache: std::cell::Cell::new((0, 0)),
+            fast_marks: false,
             base,
             limits: options.limits,
             stack: Vec::new(),
@@ -980,11 +1024,12 @@ impl<'t> Sink<'t> for Builder<'_> {
         &mut self,
         text: &str,
         style: ScalarStyle,
-        anchor: usize,
-        tag: Option<TagParts<'_>>,
+        (anchor, tag): (usize, Option<TagParts<'_>>),
         at: usize,
+        props_at: usize,
     ) -> std::result::Result<(), ()> {
-        let mark = Marker::new(at, 0, 0);
+        // A fast mark's line field carries `props_at` (see `loc`).
+        let mark = Marker::new(at, props_at, 0);
         self.on_scalar(text, style, anchor, tag, &mark)
             .map_err(drop)
     }

@@ -967,6 +967,52 @@ fn aliases_as_keys_parse_identically() {
     );
 }
 
+/// Empty keys (`: v`, which PyYAML reads as a null key) and the keys that draw a warning (null
+/// and float keys) are read by the fast parser, and its warnings carry the reference parser's
+/// locations: a node's properties mark it, an empty node is marked at the token after it.
+#[test]
+fn empty_and_warned_keys_parse_identically() {
+    let read = [
+        ": a\n",
+        "&x : a\n",
+        ": a: b\n",
+        ": - a\n",
+        ": \n- a\n",
+        "x: 1\n: a\n&y : b\n",
+        "x: 1\n: - a\n: b\n",
+        "- : a\n- :\n",
+        "!!null : a\n",
+        "x:\n  &a\n  : b\n",
+        "x: &a\n  !!null\n  : b\n",
+        "&a : 1\n*a : 2\n",
+        "é: 1\n&a ~: b\n!!float 2: c\n\"é\": {null: 1, &b 2.5: 3, ~ : 4}\nl:\n- [1.5: x, &c ~ : y]\n",
+        "é: 1\n? ~\n: b\n? !!null\n: c\n",
+        "?\n: an empty key\n",
+        "- ?\n- :\n",
+        "? # c\n: a\n",
+        "a: 1\n?\n...\n",
+        "{&a : 1, &b , c}\n",
+        "plain key: in-line value\n: # Both empty\n\"quoted key\":\n- entry\n",
+    ];
+    all_read_fast(&read);
+    for text in [
+        "?",
+        "- ?",
+        "a: 1\n?",
+        "a: : b\n",
+        "&x : a: b\n",
+        "a: &x : b\n",
+        ":a\n",
+    ] {
+        check(text);
+    }
+    let (fast, total) = insert_everywhere(&read, &[": ", "~: ", "1.5: ", "? "], false);
+    assert!(
+        fast * 5 >= total,
+        "the fast parser read {fast} of {total} texts with keys inserted"
+    );
+}
+
 /// YAML limits an implicit key to 1024 characters, counted to its `:`: a longer one is an
 /// error (in block collections), whichever the key's style and whatever lies before the
 /// colon. Flow collections read longer keys.
