@@ -120,6 +120,14 @@ enum Key<'t> {
     Alias(usize),
 }
 
+impl Ctx {
+    /// Whether a block sequence may start on a following line at the column of the collection
+    /// holding the node (an indentless sequence, as a mapping's value).
+    fn indentless(self) -> bool {
+        matches!(self, Ctx::MapValue | Ctx::Explicit)
+    }
+}
+
 /// Anchor and tag of a node, and 1 + the offset where the first of them starts (the reference
 /// parser's mark for the node, which warnings about keys report; 0 without properties). Both
 /// numbers are `u32`, so that the properties take no more room than without the offset.
@@ -676,7 +684,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             self.emit(Event::DocumentStart(false), at)?;
             // The root node may be indented (the position stays on its line).
             self.skip_ws();
-            self.block_node(-1, Props::default())?
+            self.block_node(-1, Props::default(), Ctx::Root)?
         };
         self.document_end(next)
     }
@@ -779,12 +787,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.at_line_end() {
             let next = self.next_line()?;
             return match next {
-                Some(ind) if ind as isize > parent => self.block_node(parent, props),
-                Some(ind)
-                    if ind as isize == parent
-                        && matches!(ctx, Ctx::MapValue | Ctx::Explicit)
-                        && self.dash_here() =>
-                {
+                Some(ind) if ind as isize > parent => self.block_node(parent, props, ctx),
+                Some(ind) if ind as isize == parent && ctx.indentless() && self.dash_here() => {
                     self.block_seq(ind, props)
                 }
                 // Marked, as the reference parser marks it, at the token after it.
@@ -799,8 +803,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// A node that starts a line (the position is at its first character, or at properties
-    /// before it); `props` were read on earlier lines.
-    fn block_node(&mut self, parent: isize, props: Props<'t>) -> R<Next> {
+    /// before it); `props` were read on earlier lines, after the indicator `ctx` names.
+    fn block_node(&mut self, parent: isize, props: Props<'t>, ctx: Ctx) -> R<Next> {
         let col = self.pos - self.line_start;
         if !matches!(self.peek(), Some(b'!' | b'&')) {
             return self.node_here(parent, (props, Props::default()), col, true);
@@ -809,22 +813,26 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if !self.at_line_end() {
             return self.node_here(parent, (props, inline), col, true);
         }
-        self.props_line(parent, props, inline)
+        self.props_line(parent, (props, inline), ctx)
     }
 
     /// After properties alone on their line (`line`; `earlier` were read on lines before):
-    /// they belong to the node on the following lines, or to an empty scalar.
+    /// they belong to the node on the following lines (a sequence at a key's column too: `key:`
+    /// / `  &a` / `- x`), or to an empty scalar.
     #[cold]
-    fn props_line(&mut self, parent: isize, earlier: Props<'t>, line: Props<'t>) -> R<Next> {
+    fn props_line(
+        &mut self,
+        parent: isize,
+        (earlier, line): (Props<'t>, Props<'t>),
+        ctx: Ctx,
+    ) -> R<Next> {
         let props = self.merge(earlier, line)?;
         let at = self.pos;
         let next = self.next_line()?;
         match next {
-            Some(ind) if ind as isize > parent => self.block_node(parent, props),
-            // A block sequence at the key's column (`key:` / `  &a` / `- x`) is read by the
-            // reference parser.
-            Some(ind) if ind as isize == parent && self.dash_here() => {
-                self.bail("properties alone on a line before a sequence")
+            Some(ind) if ind as isize > parent => self.block_node(parent, props, ctx),
+            Some(ind) if ind as isize == parent && ctx.indentless() && self.dash_here() => {
+                self.block_seq(ind, props)
             }
             _ => {
                 self.empty_scalar(props, at)?;

@@ -898,11 +898,19 @@ fn properties_on_keys_and_own_lines_parse_identically() {
         "a:\n  &x\n  # comment\n\n  b: c\n",
         "&a\n",
         "--- !!map\n&k a: b\n",
+        // Before a sequence at a key's column (a mapping's value), or before the next entry of
+        // a sequence (an empty node's).
+        "seq:\n &anchor\n- a\n- b\n",
+        "seq:\n  &anchor\n  !!seq\n- a\nnext: &b\n  # c\n- c\n",
+        "-\n &a\n- b\n",
+        "? a\n:\n &x\n- b\n",
+        "a:\n  b:\n   &x\n  - c\n",
     ];
     all_read_fast(&read);
     // Constructs the reference parser reads its own way or refuses.
     for text in [
-        "seq:\n &anchor\n- a\n- b\n",
+        "seq:\n&anchor\n- a\n",
+        "? \n &x\n- b\n",
         "a: &x &y b\n",
         "a: &x\n  &y b\n",
         "a: &x\n  &y\n  b: c\n",
