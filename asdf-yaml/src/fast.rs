@@ -11,21 +11,22 @@
 //! folding, literal and folded block scalars (`|`, `>`, with chomping and indentation
 //! indicators, as PyYAML writes `|2-` for text that starts with a space, read line by line as the
 //! reference parser reads them; at column 0 at the root), explicit `? key` / `: value` entries
-//! (PyYAML writes them for keys longer than 128 characters or over several lines), tags through
-//! `%TAG` handles, verbatim ones (`!<uri>`, percent escapes decoded) and the non-specific `!`,
-//! anchors and tags on keys and on lines of their own, aliases, comments, directives (reserved
-//! ones ignored) and `...` before the first document. Tabs are read where the reference parser's
-//! reading of them is plain (see [`Parser::claim`]): inside comments, quoted scalars (trimmed
-//! around their line breaks), block scalars' content and block plain scalars (leading a
-//! continuation line past the scalar's indentation), between flow tokens, trailing a node's
-//! line, on lines holding nothing else, and after the indicators `-`, `:` and `---` (see
-//! [`Parser::tab_after_indicator`]). Aliases and empty nodes may be keys (null and float keys
-//! draw the builder's warning, located as the reference parser locates it). At anything else —
-//! tabs elsewhere (at a line's indentation, after `?`), carriage returns alone (the builder hands
-//! CR LF text over with LF breaks), a second document, collections as keys, explicit keys inside
-//! flow collections, and every error — it stops with a [`Bail`], and the caller parses
-//! the text with the reference parser, which therefore decides every error message and every
-//! rare construct. The differential tests hold the two parsers to the same events and trees.
+//! (PyYAML writes them for keys longer than 128 characters or over several lines, and inside
+//! flow collections for long keys there), tags through `%TAG` handles, verbatim ones (`!<uri>`,
+//! percent escapes decoded) and the non-specific `!`, anchors and tags on keys and on lines of
+//! their own, aliases, comments, directives (reserved ones ignored) and `...` before the first
+//! document. Tabs are read where the reference parser's reading of them is plain (see
+//! [`Parser::claim`]): inside comments, quoted scalars (trimmed around their line breaks), block
+//! scalars' content and block plain scalars (leading a continuation line past the scalar's
+//! indentation), between flow tokens, trailing a node's line, on lines holding nothing else, and
+//! after the indicators `-`, `:` and `---` (see [`Parser::tab_after_indicator`]). Aliases and
+//! empty nodes may be keys (null and float keys draw the builder's warning, located as the
+//! reference parser locates it). At anything else — tabs elsewhere (at a line's indentation,
+//! after `?`), carriage returns alone (the builder hands CR LF text over with LF breaks), a
+//! second document, collections as keys, nesting deeper than [`MAX_DEPTH`], and every error — it
+//! stops with a [`Bail`], and the caller parses the text with the reference parser, which
+//! therefore decides every error message and every rare construct. The differential tests hold
+//! the two parsers to the same events and trees.
 //!
 //! Speed comes from working on bytes (every structural character is ASCII), scanning with
 //! `memchr`, borrowing scalars from the text instead of copying them, and emitting events
@@ -210,6 +211,7 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
         decoded: Vec::new(),
         depth: 0,
         flow_level: 0,
+        explicit_pairs: 0,
         flow_unrolled: false,
         tabs,
         next_tab: 0,
@@ -245,6 +247,10 @@ struct Parser<'t, 's, S> {
     depth: usize,
     /// Flow collections open around the position.
     flow_level: usize,
+    /// Bit `n` set: the flow sequence at flow level `n` has had an explicit pair (`[? a]`),
+    /// after which the reference parser refuses an empty key without properties (`[: b]`).
+    /// Flow levels stay below [`MAX_DEPTH`].
+    explicit_pairs: u128,
     /// Whether a plain scalar was read since the outermost open flow collection started (the
     /// reference parser then lets closing brackets and commas stand at the parent's column).
     flow_unrolled: bool,
@@ -1329,9 +1335,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         match c {
             // `-`, `?` and `:` start a plain scalar unless a blank (a tab too), a line break or
             // the end follows (`-1`, `:sym`, `?maybe`), or, inside `[]`/`{}`, a flow indicator
-            // (for `-` an error), as in the reference parser.
+            // after `-` (an error) or `:` (a value indicator), as in the reference parser (`[?]`
+            // is `["?"]`).
             b'-' | b'?' | b':' => self.peek_at(self.pos + 1).is_some_and(|n| {
-                !(matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) || flow && is_flow_indicator(n))
+                let indicator = flow && c != b'?' && is_flow_indicator(n);
+                !(matches!(n, b' ' | b'\t' | b'\n' | b'\r' | 0) || indicator)
             }),
             b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
             | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
@@ -1968,12 +1976,25 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             // Properties alone make an empty node (`[!!str, &a]`).
             Some(b',' | b']' | b'}') if !props.is_empty() => self.empty_scalar(props, at),
+            Some(b'\n' | b'#') if !props.is_empty() => self.flow_props_line(parent, props),
             Some(c) if self.plain_start(c, true) => {
                 let text = self.plain_flow(parent)?;
                 self.scalar(text, ScalarStyle::Plain, props, at)
             }
             _ => self.bail("a flow entry the fast parser leaves to the reference parser"),
         }
+    }
+
+    /// The node after properties (`props`) that end their line in a flow collection.
+    #[cold]
+    fn flow_props_line(&mut self, parent: isize, props: Props<'t>) -> R {
+        self.flow_ws(parent)?;
+        let more = self.props()?;
+        let props = self.merge(props, more)?;
+        if matches!(self.peek(), Some(b'\n' | b'#')) {
+            return self.bail("properties on several lines in a flow collection");
+        }
+        self.flow_node(parent, props)
     }
 
     /// A plain scalar inside a flow collection at the position, through its last line's
@@ -2180,6 +2201,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             self.flow_unrolled = false;
         }
         self.flow_level += 1;
+        self.explicit_pairs &= !(1 << self.flow_level);
         self.emit_start(map, &props, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
@@ -2226,11 +2248,23 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 return self.scalar(text, ScalarStyle::Plain, Props::default(), at);
             }
         }
+        if self.explicit_key_here() {
+            return self.explicit_pair(parent);
+        }
         let props = self.props()?;
         let (key, style) = if self.peek() == Some(b'*') && props.is_empty() {
             let id = self.alias_id()?;
             self.flow_blanks()?;
             (Key::Alias(id), ScalarStyle::Plain)
+        } else if self.peek() == Some(b':') && self.flow_colon_here(ScalarStyle::Plain) {
+            // An empty key (`[: v]`).
+            if props.is_empty() && self.explicit_pairs & (1 << self.flow_level) != 0 {
+                return self.bail("an empty key after an explicit pair in a flow sequence");
+            }
+            (
+                Key::Scalar(Cow::Borrowed(""), ScalarStyle::Plain, props),
+                ScalarStyle::Plain,
+            )
         } else {
             match self.flow_scalar(parent, false)? {
                 Some((text, style)) => (Key::Scalar(text, style, props), style),
@@ -2248,6 +2282,20 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.emit_start(true, &Props::default(), at)?;
         self.key(key, at)?;
         if self.flow_value_follows(parent, b']')? {
+            self.flow_node(parent, Props::default())?;
+        }
+        self.depth -= 1;
+        self.emit_end(self.pos)
+    }
+
+    /// A single-pair mapping in a flow sequence whose key is explicit (`[? key : value]`), the
+    /// position at its `?`.
+    #[cold]
+    fn explicit_pair(&mut self, parent: isize) -> R {
+        self.explicit_pairs |= 1 << self.flow_level;
+        self.enter()?;
+        self.emit_start(true, &Props::default(), self.pos)?;
+        if self.explicit_flow_key(parent, b']')? {
             self.flow_node(parent, Props::default())?;
         }
         self.depth -= 1;
@@ -2300,7 +2348,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// entry that ends after its key or its `:` (`{a, b: }`) gets an empty value here.
     fn flow_key(&mut self, parent: isize) -> R<bool> {
         if self.explicit_key_here() {
-            return self.explicit_flow_key(parent);
+            return self.explicit_flow_key(parent, b'}');
         }
         let props = self.props()?;
         let at = self.pos;
@@ -2320,8 +2368,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             _ => match self.flow_scalar(parent, true)? {
                 Some(key) => key,
-                // Properties alone make an empty key (`{!!str : v}`).
-                None if !props.is_empty() && matches!(self.peek(), Some(b':' | b',' | b'}')) => {
+                // An empty key (`{: v}`), or properties alone (`{!!str : v}`, `{&a, b}`).
+                None if self.peek() == Some(b':')
+                    || !props.is_empty() && matches!(self.peek(), Some(b',' | b'}')) =>
+                {
                     (Cow::Borrowed(""), ScalarStyle::Plain)
                 }
                 None => return self.bail("a flow mapping key the fast parser does not read"),
@@ -2356,9 +2406,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// An explicit flow mapping key (`? key`, the key any flow node, then `:` after blanks or
-    /// line breaks, or no `:` and an empty value), the position at its `?`. PyYAML writes one
-    /// for a long key inside `{}`. Returns whether a value follows.
-    fn explicit_flow_key(&mut self, parent: isize) -> R<bool> {
+    /// line breaks, or no `:` and an empty value), the position at its `?`, in a collection
+    /// that `close` ends. PyYAML writes one for a long key inside `{}`. In a flow mapping the
+    /// key may be empty (`{? : v}`). Returns whether a value follows.
+    fn explicit_flow_key(&mut self, parent: isize, close: u8) -> R<bool> {
         self.pos += 1;
         // The reference parser refuses a tab after the `?` before the key.
         let mut i = self.pos;
@@ -2369,14 +2420,23 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             i += 1;
         }
         self.flow_ws(parent)?;
-        self.flow_node(parent, Props::default())?;
-        self.flow_ws(parent)?;
-        match self.peek() {
-            Some(b':') if self.blank_at(self.pos + 1) => {
-                self.pos += 1;
-                self.flow_value_follows(parent, b'}')
+        let c = self.peek();
+        if c == Some(b',') || c == Some(close) || c == Some(b':') {
+            if close == b']' {
+                return self.bail("an empty explicit key in a flow sequence");
             }
-            Some(b',' | b'}') => {
+            // Marked, as the reference parser marks it, at the token after it.
+            self.empty_scalar(Props::default(), self.pos)?;
+        } else {
+            self.flow_node(parent, Props::default())?;
+            self.flow_ws(parent)?;
+        }
+        match self.peek() {
+            Some(b':') if self.flow_colon_here(ScalarStyle::Plain) => {
+                self.pos += 1;
+                self.flow_value_follows(parent, close)
+            }
+            Some(c) if c == b',' || c == close => {
                 self.empty_scalar(Props::default(), self.pos)?;
                 Ok(false)
             }
