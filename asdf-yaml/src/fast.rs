@@ -212,6 +212,7 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
         depth: 0,
         flow_level: 0,
         explicit_pairs: 0,
+        block_indent: -1,
         flow_unrolled: false,
         tabs,
         next_tab: 0,
@@ -247,6 +248,10 @@ struct Parser<'t, 's, S> {
     depth: usize,
     /// Flow collections open around the position.
     flow_level: usize,
+    /// Column of the innermost open block collection (-1 for none): a tab among a line's
+    /// leading blanks at or before it, before content, is an error (see
+    /// [`Parser::tab_indented_line`]).
+    block_indent: isize,
     /// Bit `n` set: the flow sequence at flow level `n` has had an explicit pair (`[? a]`),
     /// after which the reference parser refuses an empty key without properties (`[: b]`).
     /// Flow levels stay below [`MAX_DEPTH`].
@@ -544,6 +549,22 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.peek() == Some(b'-') && self.sep_at(self.pos + 1)
     }
 
+    /// After an explicit key's `?` (the position is after it): the reference parser moves over
+    /// spaces, line breaks and comments to the key, and refuses a tab it meets there.
+    fn no_tab_after_key_indicator(&self) -> R {
+        let mut i = self.pos;
+        loop {
+            match self.peek_at(i) {
+                Some(b' ' | b'\n') => i += 1,
+                Some(b'#') => {
+                    i = memchr(b'\n', &self.b[i..]).map_or(self.b.len(), |j| i + j);
+                }
+                Some(b'\t') => return self.bail_at(i, "a tab after an explicit key's `?`"),
+                _ => return Ok(()),
+            }
+        }
+    }
+
     /// Whether an explicit key's `?` indicator (then a space or a line break: the reference
     /// parser refuses one at the end of the text) is at the position.
     fn explicit_key_here(&self) -> bool {
@@ -585,8 +606,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                         return Ok(None);
                     }
                 },
+                Some(b'\t') if !self.blank_line_from(self.pos) => {
+                    return self.tab_indented_line(start).map(Some);
+                }
                 // A line of blanks, or of blanks and a comment, that has a tab.
-                Some(b'\t') if self.blank_line_from(self.pos) => {
+                Some(b'\t') => {
                     let nl =
                         memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i);
                     self.claim(start, nl)?;
@@ -634,6 +658,21 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.claim(self.pos, end)?;
         self.pos = end;
         Ok(())
+    }
+
+    /// A content line starting at `start` whose leading blanks have a tab (the position is at
+    /// the first tab): moves to its content and returns its column. The reference parser reads
+    /// the blanks as white space when the tab stands past the column of the innermost block
+    /// collection (past it plus one, after some indicators): earlier it is an error, left to it.
+    #[cold]
+    fn tab_indented_line(&mut self, start: usize) -> R<usize> {
+        if (self.pos - start) as isize <= self.block_indent {
+            return self.bail("a tab indenting a block line");
+        }
+        let content = self.blanks_end(self.pos);
+        self.claim(self.pos, content)?;
+        self.pos = content;
+        Ok(content - start)
     }
 
     /// Whether the rest of the line from `i` is blanks, then a comment or nothing.
@@ -688,8 +727,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a document without `---` after directives");
         } else {
             self.emit(Event::DocumentStart(false), at)?;
-            // The root node may be indented (the position stays on its line).
-            self.skip_ws();
+            // The root node may be indented (the position stays on its line), by tabs too:
+            // outside any block collection they are white space.
+            let from = self.pos;
+            self.skip_blanks();
+            self.claim(from, self.pos)?;
             self.block_node(-1, Props::default(), Ctx::Root)?
         };
         self.document_end(next)
@@ -973,25 +1015,41 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// A block mapping at column `col` whose first key (and its offset) has been read (the
     /// position is after its `:`).
     fn block_map(&mut self, col: usize, props: Props<'t>, (key, at): (Key<'t>, usize)) -> R<Next> {
-        self.enter()?;
-        self.emit_start(true, &props, at)?;
+        let outer = self.open_block(true, &props, at, col)?;
         self.key(key, at)?;
         let next = self.value(col as isize, Ctx::MapValue)?;
-        self.map_entries(col, next)
+        self.map_entries(col, next, outer)
+    }
+
+    /// Opens a block mapping (`map`) or sequence at column `col`, marked at `at`; returns the
+    /// column of the block collection around it, which [`Parser::close_block`] restores.
+    #[inline(always)]
+    fn open_block(&mut self, map: bool, props: &Props<'t>, at: usize, col: usize) -> R<isize> {
+        self.enter()?;
+        self.emit_start(map, props, at)?;
+        Ok(std::mem::replace(&mut self.block_indent, col as isize))
+    }
+
+    /// Closes the innermost block collection at the position (`outer` as
+    /// [`Parser::open_block`] returned it).
+    #[inline(always)]
+    fn close_block(&mut self, outer: isize) -> R {
+        self.depth -= 1;
+        self.block_indent = outer;
+        self.emit_end(self.pos)
     }
 
     /// A block mapping at column `col` whose first entry is an explicit one (the position is
     /// at its `?`).
     fn explicit_map(&mut self, col: usize, props: Props<'t>) -> R<Next> {
-        self.enter()?;
-        self.emit_start(true, &props, self.pos)?;
+        let outer = self.open_block(true, &props, self.pos, col)?;
         let next = self.explicit_entry(col)?;
-        self.map_entries(col, next)
+        self.map_entries(col, next, outer)
     }
 
     /// The entries of a block mapping at column `col` after its first, through its end; `next`
-    /// is the line after the first entry.
-    fn map_entries(&mut self, col: usize, mut next: Next) -> R<Next> {
+    /// is the line after the first entry, `outer` as [`Parser::open_block`] returned it.
+    fn map_entries(&mut self, col: usize, mut next: Next, outer: isize) -> R<Next> {
         loop {
             match next {
                 Some(ind) if ind == col => {
@@ -1007,9 +1065,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 }
                 Some(ind) if ind > col => return self.bail("a line indented past its mapping"),
                 _ => {
-                    let at = self.pos;
-                    self.depth -= 1;
-                    self.emit_end(at)?;
+                    self.close_block(outer)?;
                     return Ok(next);
                 }
             }
@@ -1021,6 +1077,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// writes one for a key longer than 128 characters or over several lines.
     fn explicit_entry(&mut self, col: usize) -> R<Next> {
         self.pos += 1;
+        self.no_tab_after_key_indicator()?;
         let next = self.value(col as isize, Ctx::Explicit)?;
         if next == Some(col) && self.peek() == Some(b':') && self.sep_at(self.pos + 1) {
             self.pos += 1;
@@ -1082,11 +1139,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     #[cold]
     fn empty_key_map(&mut self, col: usize, (outer, inline): (Props<'t>, Props<'t>)) -> R<Next> {
         let at = self.pos;
-        self.enter()?;
-        self.emit_start(true, &outer, at)?;
+        let block = self.open_block(true, &outer, at, col)?;
         let ctx = self.empty_key(inline, at)?;
         let next = self.value(col as isize, ctx)?;
-        self.map_entries(col, next)
+        self.map_entries(col, next, block)
     }
 
     /// An empty key (its `:` at the position; `props` before it, read from `at`): moves past
@@ -1118,9 +1174,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// A block sequence whose first `-` is at the position, at column `col`.
     fn block_seq(&mut self, col: usize, props: Props<'t>) -> R<Next> {
-        let at = self.pos;
-        self.enter()?;
-        self.emit_start(false, &props, at)?;
+        let outer = self.open_block(false, &props, self.pos, col)?;
         loop {
             self.pos += 1;
             let next = self.value(col as isize, Ctx::SeqItem)?;
@@ -1128,9 +1182,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 Some(ind) if ind == col && self.dash_here() => {}
                 Some(ind) if ind > col => return self.bail("a line indented past its sequence"),
                 _ => {
-                    let at = self.pos;
-                    self.depth -= 1;
-                    self.emit_end(at)?;
+                    self.close_block(outer)?;
                     return Ok(next);
                 }
             }
@@ -2411,14 +2463,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// key may be empty (`{? : v}`). Returns whether a value follows.
     fn explicit_flow_key(&mut self, parent: isize, close: u8) -> R<bool> {
         self.pos += 1;
-        // The reference parser refuses a tab after the `?` before the key.
-        let mut i = self.pos;
-        while let Some(c @ (b' ' | b'\n' | b'\t')) = self.peek_at(i) {
-            if c == b'\t' {
-                return self.bail_at(i, "a tab after an explicit flow key's `?`");
-            }
-            i += 1;
-        }
+        self.no_tab_after_key_indicator()?;
         self.flow_ws(parent)?;
         let c = self.peek();
         if c == Some(b',') || c == Some(close) || c == Some(b':') {

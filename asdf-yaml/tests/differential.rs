@@ -782,6 +782,13 @@ fn explicit_keys_parse_identically() {
         "{? a, b: 1}\n",
         "{? a :, b: 1}\n",
         "{?a : 1}\n",
+        // A tab where the reference parser looks for the key after `?` (past line breaks and
+        // comments) is an error. The first was found by the fuzz target.
+        "?\n\t",
+        "?\n  \t# c\n: a\n",
+        "{? #c\n\ta: b}\n",
+        "{?\n\ta: b}\n",
+        "? # a\tb\n: x\n",
     ];
     for text in left {
         check(text);
@@ -1139,6 +1146,16 @@ fn tabs_parse_identically() {
         "k:\n-\tb\n-\t\n- c\n-\t# d\n",
         "? a\n:\t\"x\"\n? b\n: \t- c\n   - d\n",
         "a:\té\n",
+        // Tabs among a line's leading blanks past the innermost block collection's column, and
+        // anywhere before the root node.
+        "foo:\n \tbar\n",
+        "a:\n \t- b\n",
+        "a:\n \tb: 1\n  c: 2\n",
+        "- a\n-\n \tb\n",
+        "\ta: b\n c: d\n",
+        "\t{}\n",
+        "\t[\n\t]\n",
+        "# c\n\t\n\t\"q\"\n",
     ];
     all_read_fast(&read);
     // Tabs after indicators that the reference parser refuses.
@@ -1156,6 +1173,11 @@ fn tabs_parse_identically() {
         "? \ta\n",
         "a: b\n  c:\td\n",
         "---\t- a\n",
+        "foo:\n\tbar\n",
+        "a:\n  b: [1]\n \tc: 2\n",
+        "- - [x]\n \t- y\n",
+        "\t- a\n\t- b\n",
+        "\ta: 1\n\tb: 2\n",
     ] {
         assert!(!check(text), "left to the reference parser:\n{text}");
     }
