@@ -22,8 +22,8 @@
 //! after the indicators `-`, `:` and `---` (see [`Parser::tab_after_indicator`]). Aliases and
 //! empty nodes may be keys (null and float keys draw the builder's warning, located as the
 //! reference parser locates it). At anything else — tabs elsewhere (at a line's indentation,
-//! after `?`), carriage returns alone (the builder hands CR LF text over with LF breaks), a
-//! second document, collections as keys, nesting deeper than [`MAX_DEPTH`], and every error — it
+//! after `?`), carriage returns (the builder hands text over with LF breaks only), a second
+//! document, collections as keys, nesting deeper than [`MAX_DEPTH`], and every error — it
 //! stops with a [`Bail`], and the caller parses the text with the reference parser, which
 //! therefore decides every error message and every rare construct. The differential tests hold
 //! the two parsers to the same events and trees.
@@ -53,7 +53,7 @@ type R<T = ()> = Result<T, Bail>;
 /// does not), so deeper text — rare in real trees, which nest a few dozen levels at most — goes
 /// to the reference parser, which also applies [`Limits::max_depth`](crate::Limits::max_depth).
 /// Kept low enough for 2 MiB thread stacks in unoptimised builds.
-const MAX_DEPTH: usize = 96;
+pub(crate) const MAX_DEPTH: usize = 96;
 
 /// A node's tag as a parser read it: the prefix its handle stands for (empty for a verbatim
 /// tag) and its suffix; the full tag is the two joined. Borrowed from the text (and from the

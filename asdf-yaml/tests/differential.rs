@@ -796,7 +796,8 @@ fn explicit_keys_parse_identically() {
 }
 
 /// Every corpus tree the fast parser reads, with CR LF line breaks as an editor on Windows
-/// saves it: still read by the fast parser, and still the reference tree.
+/// saves it, and with CR breaks alone: still read by the fast parser, and still the reference
+/// tree.
 #[test]
 fn crlf_texts_parse_identically_and_fast() {
     let mut read = 0;
@@ -809,26 +810,36 @@ fn crlf_texts_parse_identically_and_fast() {
             check(&crlf),
             "{name} with CR LF breaks was left to the reference parser"
         );
+        // Classic Mac OS broke lines with a CR alone.
+        let cr = text.replace('\n', "\r");
+        assert!(
+            check(&cr),
+            "{name} with CR breaks was left to the reference parser"
+        );
         read += 1;
     }
     assert!(read >= 10, "only {read} corpus trees read");
 }
 
-/// Where the fast parser stops in CR LF text is a byte offset of that text, not of the LF
-/// copy it read.
+/// Where the fast parser stops in text with CR breaks is a byte offset of that text, not of the
+/// LF copy it read.
 #[test]
 fn fast_parser_stops_name_offsets_of_the_crlf_text() {
     // A tag escape past ASCII, which the fast parser leaves to the reference parser.
-    let text = "a: 1\r\nb: 2\nc: !<tag:example.org:caf%C3%A9> 3\r\n";
     let options = ParseOptions {
         engine: Engine::Fast,
         ..ParseOptions::default()
     };
-    match parse_document(text, &options) {
-        Err(asdf_yaml::Error::Unsupported { offset, .. }) => {
-            assert_eq!(offset, text.find('!').unwrap(), "{text:?}")
+    for text in [
+        "a: 1\r\nb: 2\nc: !<tag:example.org:caf%C3%A9> 3\r\n",
+        "a: 1\rb: 2\r\n\rc: !<tag:example.org:caf%C3%A9> 3\r",
+    ] {
+        match parse_document(text, &options) {
+            Err(asdf_yaml::Error::Unsupported { offset, .. }) => {
+                assert_eq!(offset, text.find('!').unwrap(), "{text:?}")
+            }
+            other => panic!("expected the fast parser to stop: {other:?}"),
         }
-        other => panic!("expected the fast parser to stop: {other:?}"),
     }
 }
 
