@@ -1002,21 +1002,27 @@ impl<'t> Builder<'t> {
                 })
             }
             _ => {
-                let message = format!(
-                    "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
-                    node,
-                    node.kind()
-                );
-                self.warn(mark, message);
+                self.warn(mark, || {
+                    format!(
+                        "mapping key {:?} is a {}; ASDF 1.6.0 allows only str, int and bool keys",
+                        node,
+                        node.kind()
+                    )
+                });
                 Ok(())
             }
         }
     }
 
-    fn warn(&mut self, mark: &Marker, message: String) {
+    /// Keeps the first 100 warnings (`message` is made only for those: a table with a null
+    /// key in every row warns once per row).
+    fn warn(&mut self, mark: &Marker, message: impl FnOnce() -> String) {
         if self.warnings.len() < 100 {
             let location = self.loc(mark);
-            self.warnings.push(Warning { location, message });
+            self.warnings.push(Warning {
+                location,
+                message: message(),
+            });
         }
     }
 }

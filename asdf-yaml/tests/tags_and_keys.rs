@@ -160,6 +160,24 @@ fn unusual_keys_warn() {
     ));
 }
 
+/// A table with a null key in every row keeps its first 100 warnings, located alike by both
+/// parsers.
+#[test]
+fn warnings_stop_at_one_hundred() {
+    let text: String = (0..1000).map(|i| format!("- {{~: {i}}}\n")).collect();
+    for engine in [Engine::Fast, Engine::Reference] {
+        let options = ParseOptions {
+            engine,
+            ..ParseOptions::default()
+        };
+        let doc = parse_document(&text, &options).unwrap();
+        assert_eq!(doc.warnings.len(), 100, "{engine:?}");
+        let last = &doc.warnings[99].location;
+        assert_eq!((last.line, last.column), (100, 3), "{engine:?}");
+        assert_eq!(doc.root.as_seq().map(|s| s.len()), Some(1000));
+    }
+}
+
 #[test]
 fn asdf_header_comments_and_tree_only_slice_both_parse() {
     let body = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: 1\n...\n";
