@@ -923,9 +923,8 @@ fn properties_on_keys_and_own_lines_parse_identically() {
         "? a\n:\n &x\n- b\n",
         "a:\n  b:\n   &x\n  - c\n",
     ];
-    all_read_fast(&read);
     // Constructs the reference parser reads its own way or refuses.
-    for text in [
+    let left = [
         "seq:\n&anchor\n- a\n",
         "? \n &x\n- b\n",
         "a: &x &y b\n",
@@ -940,15 +939,8 @@ fn properties_on_keys_and_own_lines_parse_identically() {
         "&a [x]: y\n",
         "&a *b : c\n",
         "a:\n  &x\n b: c\n",
-    ] {
-        check(text);
-    }
-    let (fast, total) =
-        insert_everywhere(&read, &["&p ", "!!str ", "&q\n", "!t\n  ", "\n&r "], false);
-    assert!(
-        fast * 5 >= total,
-        "the fast parser read {fast} of {total} texts with properties inserted"
-    );
+    ];
+    read_left_and_inserted(&read, &left, &["&p ", "!!str ", "&q\n", "!t\n  ", "\n&r "]);
 }
 
 /// Aliases as mapping keys (YAML allows any node as a key; PyYAML writes them when a key
@@ -966,8 +958,7 @@ fn aliases_as_keys_parse_identically() {
         "- &x a\n- [*x : 1, *x, *x :, b: *x]\n- {*x : 1, *x , *x :, c: *x}\n",
         "- &x a\n- {*x #c\n  : 1, *x\n  : 2}\n- [*x ,]\n- {? *x : 1}\n",
     ];
-    all_read_fast(&read);
-    for text in [
+    let left = [
         "a: &x k\nb: *x : v\n",
         "a: &x k\nb:\n  &y *x : v\n",
         "a: &x k\nb: &y\n  *x\n",
@@ -982,14 +973,8 @@ fn aliases_as_keys_parse_identically() {
         "- &x a\n- {&y *x : 1}\n",
         "- &x a\n- [*x\t: 1]\n",
         "--- *x : v\n",
-    ] {
-        check(text);
-    }
-    let (fast, total) = insert_everywhere(&read, &["*x ", "*x : ", "&x "], false);
-    assert!(
-        fast * 5 >= total,
-        "the fast parser read {fast} of {total} texts with aliases inserted"
-    );
+    ];
+    read_left_and_inserted(&read, &left, &["*x ", "*x : ", "&x "]);
 }
 
 /// Empty keys (`: v`, which PyYAML reads as a null key) and the keys that draw a warning (null
@@ -1019,8 +1004,7 @@ fn empty_and_warned_keys_parse_identically() {
         "{&a : 1, &b , c}\n",
         "plain key: in-line value\n: # Both empty\n\"quoted key\":\n- entry\n",
     ];
-    all_read_fast(&read);
-    for text in [
+    let left = [
         "?",
         "- ?",
         "a: 1\n?",
@@ -1028,14 +1012,8 @@ fn empty_and_warned_keys_parse_identically() {
         "&x : a: b\n",
         "a: &x : b\n",
         ":a\n",
-    ] {
-        check(text);
-    }
-    let (fast, total) = insert_everywhere(&read, &[": ", "~: ", "1.5: ", "? "], false);
-    assert!(
-        fast * 5 >= total,
-        "the fast parser read {fast} of {total} texts with keys inserted"
-    );
+    ];
+    read_left_and_inserted(&read, &left, &[": ", "~: ", "1.5: ", "? "]);
 }
 
 /// Explicit keys, empty keys and properties before a line break inside flow collections are
@@ -1069,8 +1047,7 @@ fn flow_explicit_and_empty_keys_parse_identically() {
         "[&a #c\n]\n",
         "[? a\n : b]\n",
     ];
-    all_read_fast(&read);
-    for text in [
+    let left = [
         "[? a : b, ? : c, ?]\n",
         "[? a, : b]\n",
         "[a: b, ? c, [x], : d]\n",
@@ -1083,14 +1060,8 @@ fn flow_explicit_and_empty_keys_parse_identically() {
         "[&a\n&b c]\n",
         "[-]\n",
         "[:[a]]\n",
-    ] {
-        check(text);
-    }
-    let (fast, total) = insert_everywhere(&read, &["? ", ": ", "&a\n"], false);
-    assert!(
-        fast * 5 >= total,
-        "the fast parser read {fast} of {total} texts with flow keys inserted"
-    );
+    ];
+    read_left_and_inserted(&read, &left, &["? ", ": ", "&a\n"]);
 }
 
 /// YAML limits an implicit key to 1024 characters, counted to its `:`: a longer one is an
@@ -1221,6 +1192,21 @@ fn tabs_parse_identically() {
     assert!(
         fast * 7 >= total,
         "the fast parser read {fast} of {total} texts with tabs"
+    );
+}
+
+/// Checks that the fast parser reads each of `read`, checks each of `left` (which it may leave
+/// to the reference parser), then each edge case and each of `read` with each of `pieces`
+/// inserted at every position, of which the fast parser must read at least a fifth.
+fn read_left_and_inserted(read: &[&str], left: &[&str], pieces: &[&str]) {
+    all_read_fast(read);
+    for text in left {
+        check(text);
+    }
+    let (fast, total) = insert_everywhere(read, pieces, false);
+    assert!(
+        fast * 5 >= total,
+        "the fast parser read {fast} of {total} texts with {pieces:?} inserted"
     );
 }
 
