@@ -173,7 +173,9 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
 
 /// The fast parser's tree; any error is left to the reference parser, so that its messages are
 /// the ones users see. Warnings are the fast parser's, with the reference parser's locations,
-/// except in text with CRs (whose offsets the fast parser does not read).
+/// except in text with CRs (whose offsets the fast parser does not read) and at the end of a
+/// text without a final line break (an empty key there), which the reference parser places on
+/// that line or the next by its indentation state.
 fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
     let original = text;
     let lf = crlf_to_lf(text);
@@ -186,10 +188,13 @@ fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::R
             .map_or(bail.offset, |_| original_offset(original, bail.offset)),
         ..bail
     })?;
-    if lf.is_some() && !b.warnings.is_empty() {
+    let at_unterminated_end = |w: &Warning| w.location.offset == base + text.len();
+    if !b.warnings.is_empty()
+        && (lf.is_some() || !text.ends_with('\n') && b.warnings.iter().any(at_unterminated_end))
+    {
         return Err(Bail {
             offset: 0,
-            reason: "a warning in text with CR line breaks, which the reference parser locates",
+            reason: "a warning the reference parser locates itself",
         });
     }
     Ok(b.built())
@@ -448,9 +453,8 @@ impl<'t> Builder<'t> {
     }
 
     /// The location of byte `offset`, as the reference parser gives it: lines counted from 1,
-    /// columns (characters) from 0, and the end of a text that does not end in a line break
-    /// placed on a line after it (the reference parser's stream end). Warnings come in text
-    /// order, so the line breaks are counted once in all.
+    /// columns (characters) from 0 (see [`build_fast`] for the end of the text). Warnings come
+    /// in text order, so the line breaks are counted once in all.
     #[cold]
     fn fast_loc(&self, offset: usize) -> Location {
         let b = self.text.as_bytes();
@@ -466,13 +470,8 @@ impl<'t> Builder<'t> {
             .text
             .get(line_start..offset)
             .map_or(0, |s| s.chars().count());
-        let (line, column) = if offset == b.len() && column > 0 {
-            (breaks + 2, 0)
-        } else {
-            (breaks + 1, column)
-        };
         Location {
-            line,
+            line: breaks + 1,
             column,
             offset: offset + self.base,
         }

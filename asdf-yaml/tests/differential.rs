@@ -1012,6 +1012,11 @@ fn empty_and_warned_keys_parse_identically() {
         "&x : a: b\n",
         "a: &x : b\n",
         ":a\n",
+        // An empty key at the end of a text without a final line break: the reference parser
+        // marks it on the last line or after it by its indentation (the first found by the
+        // fuzz target).
+        "- ?\n ",
+        "a: [1, 2, ]\n? ",
     ];
     read_left_and_inserted(&read, &left, &[": ", "~: ", "1.5: ", "? "]);
 }
