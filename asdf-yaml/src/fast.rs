@@ -1293,8 +1293,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 
     /// The tag `prefix` + `suffix` (a suffix read at `at`), its suffix's percent escapes
-    /// decoded. Escapes of bytes past ASCII, which the reference parser combines in its own
-    /// way, and invalid escapes are left to it.
+    /// decoded as the reference parser decodes them (see [`escaped_char`]); escapes it refuses
+    /// are left to it.
     fn decode_tag(&mut self, prefix: &'t str, suffix: &'t str, at: usize) -> R<Tag<'t>> {
         if !suffix.contains('%') {
             return Ok(Tag::Text(TagParts { prefix, suffix }));
@@ -1303,20 +1303,14 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         let mut rest = suffix;
         while let Some(k) = rest.find('%') {
             out.push_str(&rest[..k]);
-            // Two hex digits (`from_str_radix` alone would take a sign), of an ASCII byte.
-            let byte = rest
-                .get(k + 1..k + 3)
-                .filter(|hex| hex.bytes().all(|c| c.is_ascii_hexdigit()))
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                .filter(u8::is_ascii);
-            let Some(byte) = byte else {
+            let Some((c, len)) = escaped_char(&rest[k..]) else {
                 return self.bail_at(
                     at,
                     "a tag escape the fast parser leaves to the reference parser",
                 );
             };
-            out.push(char::from(byte));
-            rest = &rest[k + 3..];
+            out.push(c);
+            rest = &rest[k + len..];
         }
         out.push_str(rest);
         self.decoded.push(out);
@@ -1398,6 +1392,30 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             _ => true,
         }
     }
+}
+
+/// The character that the percent escape (or two) at the start of `s`, in a tag, stands for as
+/// the reference parser decodes it, and the length of the escapes: an ASCII byte, or the two
+/// bytes of a two-byte UTF-8 sequence read together as one code point (`%C3%A9` is U+C3A9, which
+/// the builder repairs to `é` whichever parser read it). `None` for what the reference parser
+/// refuses: invalid escapes, bytes that cannot lead or continue a sequence, longer sequences
+/// (whose bytes read together pass the last code point) and surrogate code points.
+fn escaped_char(s: &str) -> Option<(char, usize)> {
+    // Two hex digits after `%` (`from_str_radix` alone would take a sign).
+    let byte = |i: usize| {
+        s.get(i..i + 3)
+            .filter(|e| e.starts_with('%') && e[1..].bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
+    };
+    let lead = byte(0)?;
+    if lead.is_ascii() {
+        return Some((char::from(lead), 3));
+    }
+    if lead & 0xE0 != 0xC0 {
+        return None;
+    }
+    let trail = byte(3).filter(|t| t & 0xC0 == 0x80)?;
+    char::from_u32(u32::from(lead) << 8 | u32::from(trail)).map(|c| (c, 6))
 }
 
 /// Where the first line of a plain scalar ended.
