@@ -23,7 +23,7 @@
 //! empty nodes may be keys (null and float keys draw the builder's warning, located as the
 //! reference parser locates it). At anything else — tabs elsewhere (at a line's indentation,
 //! after `?`), carriage returns (the builder hands text over with LF breaks only), a second
-//! document, collections as keys, nesting deeper than [`MAX_DEPTH`], and every error — it
+//! document, collections as keys, nesting deeper than [`DEEP_MAX_DEPTH`], and every error — it
 //! stops with a [`Bail`], and the caller parses the text with the reference parser, which
 //! therefore decides every error message and every rare construct. The differential tests hold
 //! the two parsers to the same events and trees.
@@ -49,11 +49,28 @@ pub(crate) struct Bail {
 
 type R<T = ()> = Result<T, Bail>;
 
-/// Deepest nesting the fast parser follows. It recurses once per level (the reference parser
-/// does not), so deeper text — rare in real trees, which nest a few dozen levels at most — goes
-/// to the reference parser, which also applies [`Limits::max_depth`](crate::Limits::max_depth).
-/// Kept low enough for 2 MiB thread stacks in unoptimised builds.
+/// Deepest nesting the fast parser follows on its caller's thread. It recurses once per level
+/// (the reference parser does not): unoptimised, a level takes up to about 9 KiB of stack (1.5
+/// KiB optimised), and 96 levels fit the 2 MiB stacks of test and rayon threads. Real trees nest
+/// a few dozen levels at most; deeper text is parsed again on a thread of its own (see
+/// [`DEEP_STACK`]).
 pub(crate) const MAX_DEPTH: usize = 96;
+
+/// Deepest nesting the fast parser follows on a thread with [`DEEP_STACK`] bytes of stack (the
+/// default [`Limits::max_depth`](crate::Limits::max_depth)); deeper text (with a raised limit)
+/// goes to the reference parser, which does not recurse.
+pub(crate) const DEEP_MAX_DEPTH: usize = 512;
+
+/// Stack of the thread that parses text nested deeper than [`MAX_DEPTH`]: more than six times
+/// what [`DEEP_MAX_DEPTH`] levels take unoptimised (reserved, not touched, until used).
+pub(crate) const DEEP_STACK: usize = 64 << 20;
+
+/// Flow collections the reference parser reads inside each other (it counts them in a `u8`);
+/// one more is its error.
+const MAX_FLOW_LEVEL: usize = 255;
+
+/// Why the fast parser stops at a nesting level past its `max_depth`.
+pub(crate) const TOO_DEEP: &str = "nesting deeper than the fast parser follows";
 
 /// A node's tag as a parser read it: the prefix its handle stands for (empty for a verbatim
 /// tag) and its suffix; the full tag is the two joined. Borrowed from the text (and from the
@@ -183,8 +200,10 @@ impl<'t> Props<'t> {
 }
 
 /// Parses `text` (no byte-order mark, YAML 1.1 line breaks already rewritten), emitting events
-/// into `sink`. Stops at the first construct it leaves to the reference parser.
-pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
+/// into `sink`, following nesting `max_depth` levels deep (at most [`MAX_DEPTH`] on a thread
+/// with a 2 MiB stack, [`DEEP_MAX_DEPTH`] on one with [`DEEP_STACK`]). Stops at the first
+/// construct it leaves to the reference parser.
+pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S, max_depth: usize) -> R {
     let b = text.as_bytes();
     // The reference parser's rules for carriage returns, NUL (which ends its input) and
     // byte-order marks inside the text are subtle; real ASDF trees have none of them outside
@@ -210,6 +229,7 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S) -> R {
         version_seen: false,
         decoded: Vec::new(),
         depth: 0,
+        max_depth: max_depth.min(DEEP_MAX_DEPTH),
         flow_level: 0,
         explicit_pairs: 0,
         block_indent: -1,
@@ -246,15 +266,17 @@ struct Parser<'t, 's, S> {
     decoded: Vec<String>,
     /// Collections open around the position.
     depth: usize,
+    /// Deepest nesting followed (see [`parse`]).
+    max_depth: usize,
     /// Flow collections open around the position.
     flow_level: usize,
     /// Column of the innermost open block collection (-1 for none): a tab among a line's
     /// leading blanks at or before it, before content, is an error (see
     /// [`Parser::tab_indented_line`]).
     block_indent: isize,
-    /// Bit `n` set: the flow sequence at flow level `n` has had an explicit pair (`[? a]`),
-    /// after which the reference parser refuses an empty key without properties (`[: b]`).
-    /// Flow levels stay below [`MAX_DEPTH`].
+    /// Bit `n` set: the flow sequence at flow level `n` (below 128) has had an explicit pair
+    /// (`[? a]`), after which the reference parser refuses an empty key without properties
+    /// (`[: b]`). Explicit pairs deeper than that are left to the reference parser.
     explicit_pairs: u128,
     /// Whether a plain scalar was read since the outermost open flow collection started (the
     /// reference parser then lets closing brackets and commas stand at the parent's column).
@@ -379,8 +401,8 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Opens a collection level.
     fn enter(&mut self) -> R {
-        if self.depth >= MAX_DEPTH {
-            return self.bail("nesting deeper than the fast parser follows");
+        if self.depth >= self.max_depth {
+            return self.bail(TOO_DEEP);
         }
         self.depth += 1;
         Ok(())
@@ -1394,6 +1416,15 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     }
 }
 
+/// Flow level `level`'s bit in [`Parser`]'s `explicit_pairs` (none past 127).
+#[inline(always)]
+fn flow_bit(level: usize) -> u128 {
+    u32::try_from(level)
+        .ok()
+        .and_then(|l| 1u128.checked_shl(l))
+        .unwrap_or(0)
+}
+
 /// The character that the percent escape (or two) at the start of `s`, in a tag, stands for as
 /// the reference parser decodes it, and the length of the escapes: an ASCII byte, or the two
 /// bytes of a two-byte UTF-8 sequence read together as one code point (`%C3%A9` is U+C3A9, which
@@ -2270,8 +2301,11 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if self.flow_level == 0 {
             self.flow_unrolled = false;
         }
+        if self.flow_level == MAX_FLOW_LEVEL {
+            return self.bail("flow collections nested deeper than the reference parser reads");
+        }
         self.flow_level += 1;
-        self.explicit_pairs &= !(1 << self.flow_level);
+        self.explicit_pairs &= !flow_bit(self.flow_level);
         self.emit_start(map, &props, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
@@ -2328,7 +2362,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             (Key::Alias(id), ScalarStyle::Plain)
         } else if self.peek() == Some(b':') && self.flow_colon_here(ScalarStyle::Plain) {
             // An empty key (`[: v]`).
-            if props.is_empty() && self.explicit_pairs & (1 << self.flow_level) != 0 {
+            if props.is_empty() && self.explicit_pairs & flow_bit(self.flow_level) != 0 {
                 return self.bail("an empty key after an explicit pair in a flow sequence");
             }
             (
@@ -2362,7 +2396,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     /// position at its `?`.
     #[cold]
     fn explicit_pair(&mut self, parent: isize) -> R {
-        self.explicit_pairs |= 1 << self.flow_level;
+        if self.flow_level >= 128 {
+            return self.bail("an explicit pair nested more than 128 flow levels deep");
+        }
+        self.explicit_pairs |= flow_bit(self.flow_level);
         self.enter()?;
         self.emit_start(true, &Props::default(), self.pos)?;
         if self.explicit_flow_key(parent, b']')? {

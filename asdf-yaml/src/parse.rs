@@ -7,7 +7,7 @@ use std::sync::Arc;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use crate::error::{Error, Location, Result};
-use crate::fast::{Bail, Sink, TagParts};
+use crate::fast::{self, Bail, Sink, TagParts};
 use crate::node::{Entries, Mapping, Node, Value};
 use crate::resolve::{
     construct_bool, construct_float, construct_int, resolve_plain, simple_number, Implicit,
@@ -113,12 +113,12 @@ impl ParseOptions {
 ///     parse_document(text, &ParseOptions { engine, ..ParseOptions::default() }).unwrap().root
 /// };
 /// assert_eq!(tree(Engine::Fast), tree(Engine::Reference));
-/// // Rare constructs (here nesting deeper than the fast parser follows) are left to the
-/// // reference parser.
-/// let block = format!("a: {}1{}\n", "[".repeat(100), "]".repeat(100));
+/// // Errors are left to the reference parser, whose messages name the line and column.
+/// let broken = "a: [1, 2\n";
 /// let fast = ParseOptions { engine: Engine::Fast, ..ParseOptions::default() };
-/// assert!(parse_document(&block, &fast).is_err());
-/// assert!(parse_document(&block, &ParseOptions::default()).is_ok());
+/// assert!(matches!(parse_document(broken, &fast), Err(asdf_yaml::Error::Unsupported { .. })));
+/// let message = parse_document(broken, &ParseOptions::default()).unwrap_err().to_string();
+/// assert!(message.contains("line 2"), "{message}");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
@@ -171,18 +171,56 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
     }
 }
 
-/// The fast parser's tree; any error is left to the reference parser, so that its messages are
+/// The fast parser's tree (see [`build_fast_to`]); text nested deeper than the fast parser
+/// follows on the caller's thread is parsed again on a thread with a stack for
+/// [`fast::DEEP_MAX_DEPTH`] levels.
+fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
+    match build_fast_to(text, base, options, fast::MAX_DEPTH) {
+        Err(bail)
+            if bail.reason == fast::TOO_DEEP && options.limits.max_depth > fast::MAX_DEPTH =>
+        {
+            let deep = || build_fast_to(text, base, options, options.limits.max_depth);
+            on_deep_stack(deep).unwrap_or(Err(bail))
+        }
+        built => built,
+    }
+}
+
+/// Runs `f` on a thread of its own with [`fast::DEEP_STACK`] bytes of stack; `None` when no such
+/// thread can be started. A panic there is the caller's.
+fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("asdf-yaml deep parse".into())
+            .stack_size(fast::DEEP_STACK)
+            .spawn_scoped(scope, f)
+            .ok()?;
+        Some(
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        )
+    })
+}
+
+/// The fast parser's tree, nesting followed `max_depth` levels deep; any error is left to the
+/// reference parser, so that its messages are
 /// the ones users see. Warnings are the fast parser's, with the reference parser's locations,
 /// except in text with CRs (whose offsets the fast parser does not read) and at the end of a
 /// text without a final line break (an empty key there), which the reference parser places on
 /// that line or the next by its indentation state.
-fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
+fn build_fast_to(
+    text: &str,
+    base: usize,
+    options: &ParseOptions,
+    max_depth: usize,
+) -> std::result::Result<Built, Bail> {
     let original = text;
     let lf = crlf_to_lf(text);
     let text = lf.as_deref().unwrap_or(text);
     let mut b = Builder::new(text, base, options);
     b.fast_marks = true;
-    crate::fast::parse(text, &mut b).map_err(|bail| Bail {
+    fast::parse(text, &mut b, max_depth).map_err(|bail| Bail {
         offset: lf
             .as_ref()
             .map_or(bail.offset, |_| original_offset(original, bail.offset)),

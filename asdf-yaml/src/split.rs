@@ -936,12 +936,12 @@ mod tests {
         assert!(small.is_none());
     }
 
-    /// On one thread: the pieces after a bail and the whole document give the reference tree
-    /// and warnings for `text`; returns the pieces' tree.
+    /// On one thread, with [`deep_options`]: the pieces after a bail and the whole document
+    /// give the reference tree and warnings for `text`; returns the pieces' tree.
     fn one_thread_pieces_match_the_reference(text: &str) -> Node {
         let reference = build(text, 0, &with(Engine::Reference)).unwrap();
         let pieces = pool(1)
-            .install(|| parse_pieces_after_bail(text, &ParseOptions::default()))
+            .install(|| parse_pieces_after_bail(text, &deep_options()))
             .expect("the pieces are read");
         assert!(pieces.root.identical(&reference.root));
         assert_eq!(
@@ -950,27 +950,43 @@ mod tests {
         );
         // The whole document on one thread takes that path, and agrees.
         let doc = pool(1)
-            .install(|| crate::parse_document(text, &ParseOptions::default()))
+            .install(|| crate::parse_document(text, &deep_options()))
             .unwrap();
         assert!(doc.root.identical(&reference.root));
         pieces.root
     }
 
-    /// `scalar` in flow sequences nested past what the fast parser follows.
-    fn deep(scalar: &str) -> String {
-        let levels = crate::fast::MAX_DEPTH + 4;
-        format!("{}{scalar}{}", "[".repeat(levels), "]".repeat(levels))
+    /// Levels of [`deep`]'s nesting: past what the fast parser follows even on a thread of its
+    /// own, within [`deep_options`]' limit.
+    const DEEP: usize = crate::fast::DEEP_MAX_DEPTH + 4;
+
+    /// Options whose depth limit lets the reference parser read [`deep`]'s nesting, which the
+    /// fast parser leaves to it.
+    fn deep_options() -> ParseOptions {
+        ParseOptions {
+            limits: crate::Limits {
+                max_depth: DEEP + 10,
+                ..crate::Limits::default()
+            },
+            ..ParseOptions::default()
+        }
+    }
+
+    /// `scalar` in block sequences nested [`DEEP`] levels deep, as the value of `key` (at
+    /// column 4).
+    fn deep(key: &str, scalar: &str) -> String {
+        format!("    {key}:\n    {}{scalar}\n", "- ".repeat(DEEP))
     }
 
     /// The scalar inside [`deep`]'s sequences.
     fn innermost(node: &Node) -> &Node {
-        (0..crate::fast::MAX_DEPTH + 4).fold(node, |n, _| &n[0])
+        (0..DEEP).fold(node, |n, _| &n[0])
     }
 
     fn with(engine: Engine) -> ParseOptions {
         ParseOptions {
             engine,
-            ..ParseOptions::default()
+            ..deep_options()
         }
     }
 
@@ -981,7 +997,7 @@ mod tests {
         let mut text = catalogue(20_000);
         for i in (3..20_000).step_by(500) {
             let key = format!("  obj{i:05}:\n");
-            let rare = format!("{key}    scattered: {}\n", deep(&format!("plain {i}")));
+            let rare = format!("{key}{}", deep("scattered", &format!("plain {i}")));
             text = text.replacen(&key, &rare, 1);
         }
         let root = one_thread_pieces_match_the_reference(&text);
@@ -993,7 +1009,7 @@ mod tests {
     fn one_thread_keeps_the_fast_parser_for_pieces_it_can_read() {
         // One entry in 20 000 nests deeper than the fast parser follows, which it leaves to the
         // reference parser: alone, it sends the whole text there.
-        let rare = format!("  obj05000:\n    escaped: {}\n", deep("a tag"));
+        let rare = format!("  obj05000:\n{}", deep("escaped", "a tag"));
         let text = catalogue(20_000).replacen("  obj05000:\n", &rare, 1);
         assert!(text.len() > SPLIT_MIN_BYTES);
         assert!(build(&text, 0, &with(Engine::Fast)).is_err());
@@ -1004,7 +1020,7 @@ mod tests {
         );
         // An error anywhere is still the reference parser's, with its location.
         let broken = text.replacen("  obj07000:\n", "  obj07000: [unclosed\n", 1);
-        let err = pool(1).install(|| crate::parse_document(&broken, &ParseOptions::default()));
+        let err = pool(1).install(|| crate::parse_document(&broken, &deep_options()));
         let serial = build(&broken, 0, &with(Engine::Reference)).map(drop);
         assert_eq!(format!("{:?}", err.map(drop)), format!("{serial:?}"));
     }

@@ -857,6 +857,22 @@ fn deep_nesting_parses_identically() {
         check(&map);
     }
     assert!(check(&("- ".repeat(90) + "x\n")));
+    // Past 96 levels the fast parser reads the text again on a thread with a deep stack, up to
+    // the default limit; the reference parser reads at most 255 flow levels.
+    assert!(check(&("- ".repeat(500) + "x\n")));
+    assert!(check(&format!(
+        "a: {}1{}\n",
+        "[".repeat(255),
+        "]".repeat(255)
+    )));
+    assert!(check(&format!(
+        "a: {}1{}\n",
+        "{k: ".repeat(200),
+        "}".repeat(200)
+    )));
+    for depth in [254, 255, 256, 300] {
+        check(&format!("- {}1{}\n", "[".repeat(depth), "]".repeat(depth)));
+    }
 }
 
 #[test]
