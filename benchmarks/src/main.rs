@@ -150,7 +150,7 @@ mod tests {
             "10. validate catalogue tree with its schemas",
             "10. parse catalogue text to a tree [1 thr] vs saphyr-parser events only",
             "10. parse catalogue as minified JSON text (one line) [1 thr] vs serde_json",
-            "10. parse catalogue text with a construct left to the reference parser in every row",
+            "10. parse catalogue text nested 100 deep in every row",
             "10. parse catalogue text with constructs the fast parser reads since 2026-11-30 in every row",
             "10. parse catalogue text with the constructs the fast parser reads since the evening of 2026-11-30 in every row",
             "11. awkward 2 jagged load buffers dir",
