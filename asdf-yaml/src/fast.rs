@@ -276,7 +276,8 @@ struct Parser<'t, 's, S> {
     block_indent: isize,
     /// Bit `n` set: the flow sequence at flow level `n` (below 128) has had an explicit pair
     /// (`[? a]`), after which the reference parser refuses an empty key without properties
-    /// (`[: b]`). Explicit pairs deeper than that are left to the reference parser.
+    /// (`[: b]`); the bit is cleared when that sequence closes. Explicit pairs deeper than that
+    /// are left to the reference parser.
     explicit_pairs: u128,
     /// Whether a plain scalar was read since the outermost open flow collection started (the
     /// reference parser then lets closing brackets and commas stand at the parent's column).
@@ -2305,7 +2306,6 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("flow collections nested deeper than the reference parser reads");
         }
         self.flow_level += 1;
-        self.explicit_pairs &= !flow_bit(self.flow_level);
         self.emit_start(map, &props, at)?;
         self.pos += 1;
         self.flow_ws(parent)?;
@@ -2334,6 +2334,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         self.pos += 1;
         let at = self.pos;
         self.depth -= 1;
+        if self.explicit_pairs != 0 {
+            self.explicit_pairs &= !flow_bit(self.flow_level);
+        }
         self.flow_level -= 1;
         self.emit_end(at)
     }
