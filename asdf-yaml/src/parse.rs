@@ -204,11 +204,11 @@ fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
 }
 
 /// The fast parser's tree, nesting followed `max_depth` levels deep; any error is left to the
-/// reference parser, so that its messages are
-/// the ones users see. Warnings are the fast parser's, with the reference parser's locations,
-/// except in text with CRs (whose offsets the fast parser does not read) and at the end of a
-/// text without a final line break (an empty key there), which the reference parser places on
-/// that line or the next by its indentation state.
+/// reference parser, so that its messages are the ones users see. Warnings are the fast
+/// parser's, with the reference parser's locations, except in text with CRs (whose offsets the
+/// fast parser does not read) and at the end of a text without a final line break (an empty
+/// key there), which the reference parser places on that line or the next by its indentation
+/// state.
 fn build_fast_to(
     text: &str,
     base: usize,
