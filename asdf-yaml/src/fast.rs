@@ -2220,6 +2220,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
 
     /// Blanks (spaces and tabs), comments and line breaks between flow tokens; lines must be
     /// indented past `parent`.
+    #[inline(always)]
     fn flow_ws(&mut self, parent: isize) -> R {
         // Most flow tokens follow each other on one line, one blank apart at most.
         if self.peek() == Some(b' ') {
@@ -2228,6 +2229,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'#')) {
             return Ok(());
         }
+        self.flow_ws_lines(parent)
+    }
+
+    /// [`Parser::flow_ws`] past its first blank.
+    #[inline(never)]
+    fn flow_ws_lines(&mut self, parent: isize) -> R {
         loop {
             self.flow_blanks()?;
             match self.peek() {
@@ -2355,8 +2362,12 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 return self.scalar(text, ScalarStyle::Plain, Props::default(), at);
             }
         }
-        if self.explicit_key_here() {
-            return self.explicit_pair(parent);
+        match self.peek() {
+            // Collections in a sequence (rows of a JSON table, nested arrays).
+            Some(b'[') => return self.flow_collection(parent, Props::default(), false),
+            Some(b'{') => return self.flow_collection(parent, Props::default(), true),
+            Some(b'?') if self.explicit_key_here() => return self.explicit_pair(parent),
+            _ => {}
         }
         let props = self.props()?;
         let (key, style) = if self.peek() == Some(b'*') && props.is_empty() {
