@@ -946,10 +946,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
                 let id = self.alias_id()?;
                 self.skip_ws();
                 if self.peek() == Some(b':') {
-                    if !compact || !inline.is_empty() || !self.key_colon_at(self.pos) {
+                    if !compact || !inline.is_empty() {
                         return self.bail("an alias as a key where a value belongs");
                     }
-                    self.simple_key_colon(at)?;
+                    self.key_colon(at)?;
                     return self.block_map(col, outer, (Key::Alias(id), at));
                 }
                 if !(outer.is_empty() && inline.is_empty()) {
@@ -1119,10 +1119,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             Some(b'*') if props.is_empty() => {
                 let id = self.alias_id()?;
                 self.skip_ws();
-                if self.peek() != Some(b':') || !self.key_colon_at(self.pos) {
-                    return self.bail("an alias key without `: `");
-                }
-                self.simple_key_colon(at)?;
+                self.key_colon(at)?;
                 self.emit(Event::Alias(id), at)?;
                 return Ok(Ctx::MapValue);
             }
@@ -1146,13 +1143,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             }
             _ => return self.bail("a mapping key the fast parser leaves to the reference parser"),
         };
-        if self.peek() != Some(b':') || !self.key_colon_at(self.pos) {
-            return self.bail("a mapping key without `: `");
-        }
         if self.b[at..self.pos].contains(&b'\n') {
             return self.bail("a key over several lines");
         }
-        self.simple_key_colon(at)?;
+        self.key_colon(at)?;
         self.scalar(text, style, props, at)?;
         Ok(Ctx::MapValue)
     }
@@ -1181,6 +1175,16 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
         } else {
             Ctx::MapValue
         })
+    }
+
+    /// [`Parser::simple_key_colon`] where the position may not be at a key's `:` (see
+    /// [`Parser::key_colon_at`]): then the fast path stops.
+    #[inline(always)]
+    fn key_colon(&mut self, at: usize) -> R {
+        if self.peek() != Some(b':') || !self.key_colon_at(self.pos) {
+            return self.bail("a mapping key without `: `");
+        }
+        self.simple_key_colon(at)
     }
 
     /// Moves past the `:` at the position, which ends a block mapping key that starts at `at`.
@@ -2396,10 +2400,24 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("a flow entry the fast parser does not read");
         }
         self.pos += 1;
+        self.single_pair(parent, at, |p| {
+            p.key(key, at)?;
+            p.flow_value_follows(parent, b']')
+        })
+    }
+
+    /// A single-pair mapping in a flow sequence, marked at `at`: `key` reads its key through
+    /// the `:` and returns whether a value follows, which is read here.
+    #[inline(always)]
+    fn single_pair(
+        &mut self,
+        parent: isize,
+        at: usize,
+        key: impl FnOnce(&mut Self) -> R<bool>,
+    ) -> R {
         self.enter()?;
         self.emit_start(true, &Props::default(), at)?;
-        self.key(key, at)?;
-        if self.flow_value_follows(parent, b']')? {
+        if key(self)? {
             self.flow_node(parent, Props::default())?;
         }
         self.depth -= 1;
@@ -2414,13 +2432,7 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             return self.bail("an explicit pair nested more than 128 flow levels deep");
         }
         self.explicit_pairs |= flow_bit(self.flow_level);
-        self.enter()?;
-        self.emit_start(true, &Props::default(), self.pos)?;
-        if self.explicit_flow_key(parent, b']')? {
-            self.flow_node(parent, Props::default())?;
-        }
-        self.depth -= 1;
-        self.emit_end(self.pos)
+        self.single_pair(parent, self.pos, |p| p.explicit_flow_key(parent, b']'))
     }
 
     /// A plain or quoted scalar in a flow collection, not yet emitted, with the blanks after it;
