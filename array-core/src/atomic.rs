@@ -1,7 +1,9 @@
 //! The one crash-safe file writer: write a temporary file beside the target, flush it, sync it
 //! to disk, rename it over the target and sync the directory. While the file is written, its
 //! bytes are already sent on their way to disk ([`WritebackFile`]), so the sync at the end waits
-//! for the last few MiB, not for the whole file.
+//! for the last few MiB, not for the whole file. A caller who does not need a new file to
+//! survive a power loss can skip the syncs ([`Durability::Relaxed`]); a file that replaces an
+//! existing one is synced either way.
 
 use std::collections::hash_map::RandomState;
 use std::fs::{File, OpenOptions};
@@ -26,6 +28,43 @@ pub struct AtomicError {
 impl From<AtomicError> for io::Error {
     fn from(e: AtomicError) -> io::Error {
         io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+/// How far a crash-safe save goes before it returns. Either way the new bytes go to a temporary
+/// file that is renamed over the target, so a process that dies at any point leaves every target
+/// with its old content (or absent), and no reader ever sees a half-written file.
+///
+/// ```
+/// use array_core::{AtomicFile, Durability};
+/// use std::io::Write;
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("scratch.bin");
+/// let mut f = AtomicFile::create(&path).unwrap().with_durability(Durability::Relaxed);
+/// f.write_all(b"intermediate").unwrap();
+/// f.commit().unwrap(); // a new file: renamed into place without waiting for the disk
+/// assert_eq!(std::fs::read(&path).unwrap(), b"intermediate");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// The new file is synced to disk before it is renamed into place, and the rename is synced:
+    /// once the save returns, it survives a power loss or a kernel crash.
+    #[default]
+    Synced,
+    /// A file written where none existed is renamed into place without waiting for the disk, as
+    /// `numpy.save`, `ak.to_buffers` and Arrow's writers leave their files: a power loss or a
+    /// kernel crash soon after the save may leave it empty or short (a reader then reports it
+    /// truncated), never another file's bytes. A file that replaces an existing one is still
+    /// synced before the rename (checked just before it), so data already on disk is never put
+    /// at risk. For scratch and intermediate outputs, where a sync costs as much as the write.
+    Relaxed,
+}
+
+impl Durability {
+    /// Whether writing `target` must wait for the disk: always when synced, and when relaxed if
+    /// something is already there to be replaced.
+    fn must_sync(self, target: &Path) -> bool {
+        self == Durability::Synced || std::fs::symlink_metadata(target).is_ok()
     }
 }
 
@@ -54,6 +93,7 @@ pub struct AtomicFile {
     writer: AtomicWriter,
     guard: TempGuard,
     target: PathBuf,
+    durability: Durability,
 }
 
 /// Removes the temporary file when dropped, unless disarmed by a successful rename.
@@ -100,7 +140,17 @@ impl AtomicFile {
             writer: BufWriter::with_capacity(1 << 20, WritebackFile::new(file)),
             guard: TempGuard { tmp, armed: true },
             target,
+            durability: Durability::Synced,
         })
+    }
+
+    /// How far [`commit`](Self::commit) goes (synced by default). A relaxed file that will not
+    /// be synced also leaves its pages to the kernel while it is written.
+    pub fn with_durability(mut self, durability: Durability) -> AtomicFile {
+        self.durability = durability;
+        let writeback = durability.must_sync(&self.target);
+        self.writer.get_mut().writeback = writeback;
+        self
     }
 
     /// Runs `write` on a new atomic file for `path` and commits it if `write` succeeds.
@@ -121,7 +171,16 @@ impl AtomicFile {
         path: impl AsRef<Path>,
         write: impl FnOnce(&mut AtomicWriter) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut f = AtomicFile::create(path)?;
+        Self::write_with_durability(path, Durability::Synced, write)
+    }
+
+    /// [`write_with`](Self::write_with), committing as far as `durability` says.
+    pub fn write_with_durability<T, E: From<AtomicError>>(
+        path: impl AsRef<Path>,
+        durability: Durability,
+        write: impl FnOnce(&mut AtomicWriter) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut f = AtomicFile::create(path)?.with_durability(durability);
         let out = write(f.writer_mut())?;
         f.commit()?;
         Ok(out)
@@ -170,12 +229,14 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs, and renames the temporary file over the target (then syncs the
-    /// directory). Returns the new file, open for writing (appending streams continue there).
+    /// directory); a relaxed new file is renamed without the syncs ([`Durability`]). Returns the
+    /// new file, open for writing (appending streams continue there).
     pub fn commit(self) -> Result<File, AtomicError> {
         let AtomicFile {
             writer,
             mut guard,
             target,
+            durability,
         } = self;
         let err = |action, path: &Path, source| AtomicError {
             action,
@@ -186,14 +247,15 @@ impl AtomicFile {
             .into_inner()
             .map_err(|e| err("flushing", &guard.tmp, e.into_error()))?
             .into_inner();
-        file.sync_all()
-            .map_err(|e| err("syncing to disk", &guard.tmp, e))?;
+        let sync = durability.must_sync(&target);
+        if sync {
+            sync_file(&file).map_err(|e| err("syncing to disk", &guard.tmp, e))?;
+        }
         std::fs::rename(&guard.tmp, &target)
             .map_err(|e| err("renaming the new file into place as", &target, e))?;
         guard.armed = false;
-        // Make the rename itself durable; not every platform can sync a directory.
-        if let Ok(d) = File::open(parent_dir(&target)) {
-            let _ = d.sync_all();
+        if sync {
+            sync_dir(parent_dir(&target));
         }
         Ok(file)
     }
@@ -234,15 +296,32 @@ impl Write for AtomicFile {
 #[derive(Debug, Default)]
 pub struct AtomicBatch {
     staged: Vec<(TempGuard, PathBuf)>,
+    durability: Durability,
 }
 
 impl AtomicBatch {
-    /// Flushes and closes `file`, to be committed with the others.
+    /// An empty batch whose commit goes as far as `durability` says: relaxed, only the files
+    /// that replace existing ones are synced.
+    pub fn with_durability(durability: Durability) -> AtomicBatch {
+        AtomicBatch {
+            staged: Vec::new(),
+            durability,
+        }
+    }
+
+    /// How far [`commit`](Self::commit) goes; files created for the batch should be given the
+    /// same ([`AtomicFile::with_durability`]), so that relaxed ones are not written back early.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Flushes and closes `file`, to be committed with the others (at the batch's durability).
     pub fn add(&mut self, file: AtomicFile) -> Result<(), AtomicError> {
         let AtomicFile {
             writer,
             guard,
             target,
+            durability: _,
         } = file;
         let mut f = writer.into_inner().map_err(|e| AtomicError {
             action: "flushing",
@@ -250,27 +329,37 @@ impl AtomicBatch {
             source: e.into_error(),
         })?;
         // The batch's one sync then finds this file's bytes already on their way.
-        f.start_writeback();
+        if self.durability.must_sync(&target) {
+            f.start_writeback();
+        }
         drop(f);
         self.staged.push((guard, target));
         Ok(())
     }
 
     /// Syncs every file of the batch to disk, renames each over its target, syncs the
-    /// directories.
+    /// directories. Relaxed, only the files that replace existing ones are synced, and only
+    /// their directories.
     pub fn commit(mut self) -> Result<(), AtomicError> {
+        let to_sync: Vec<&TempGuard> = self
+            .staged
+            .iter()
+            .filter(|(_, t)| self.durability.must_sync(t))
+            .map(|(g, _)| g)
+            .collect();
         let mut dirs: Vec<PathBuf> = self
             .staged
             .iter()
+            .filter(|(_, t)| self.durability.must_sync(t))
             .map(|(_, t)| parent_dir(t).to_path_buf())
             .collect();
         dirs.sort();
         dirs.dedup();
-        let many = self.staged.len() > SYNCFS_MIN_FILES;
+        let many = to_sync.len() > SYNCFS_MIN_FILES;
         if !(many && dirs.iter().all(|d| sync_filesystem(d))) {
-            for (g, _) in &self.staged {
+            for g in to_sync {
                 File::open(&g.tmp)
-                    .and_then(|f| f.sync_all())
+                    .and_then(|f| sync_file(&f))
                     .map_err(|source| AtomicError {
                         action: "syncing to disk",
                         path: g.tmp.clone(),
@@ -287,9 +376,7 @@ impl AtomicBatch {
             g.armed = false;
         }
         for d in dirs {
-            if let Ok(f) = File::open(d) {
-                let _ = f.sync_all();
-            }
+            sync_dir(&d);
         }
         Ok(())
     }
@@ -325,11 +412,18 @@ pub struct WritebackFile {
     file: File,
     /// Bytes written since writeback was last started.
     pending: u64,
+    /// False for a file nobody will sync ([`Durability::Relaxed`]): its pages are left to the
+    /// kernel, as any plain file's.
+    writeback: bool,
 }
 
 impl WritebackFile {
     fn new(file: File) -> WritebackFile {
-        WritebackFile { file, pending: 0 }
+        WritebackFile {
+            file,
+            pending: 0,
+            writeback: true,
+        }
     }
 
     /// The open file.
@@ -345,7 +439,10 @@ impl WritebackFile {
     /// A second handle of the same open file (shared position), with its own writeback count:
     /// for writers that must own their output, such as ZIP, Parquet and Arrow writers.
     pub fn try_clone(&self) -> io::Result<WritebackFile> {
-        Ok(WritebackFile::new(self.file.try_clone()?))
+        Ok(WritebackFile {
+            writeback: self.writeback,
+            ..WritebackFile::new(self.file.try_clone()?)
+        })
     }
 
     /// Asks the kernel to start writing every dirty page of the file to disk, without waiting.
@@ -357,14 +454,30 @@ impl WritebackFile {
 
     fn wrote(&mut self, n: usize) {
         self.pending += n as u64;
-        if self.pending >= WRITEBACK_EVERY {
+        if self.writeback && self.pending >= WRITEBACK_EVERY {
             self.start_writeback();
         }
     }
 }
 
+/// Makes `file`'s bytes durable (counted in tests, which check who waits for the disk).
+fn sync_file(file: &File) -> io::Result<()> {
+    #[cfg(test)]
+    tests::SYNCS.with(|c| c.set(c.get() + 1));
+    file.sync_all()
+}
+
+/// Makes the renames in `dir` durable; not every platform can sync a directory.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
 /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` over the whole file (Linux; elsewhere nothing).
 fn request_writeback(file: &File) -> io::Result<()> {
+    #[cfg(test)]
+    tests::WRITEBACKS.with(|c| c.set(c.get() + 1));
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -407,6 +520,8 @@ impl Seek for WritebackFile {
 
 /// Syncs the whole filesystem holding `dir` (Linux `syncfs`); false when that is not possible.
 fn sync_filesystem(dir: &Path) -> bool {
+    #[cfg(test)]
+    tests::SYNCS.with(|c| c.set(c.get() + 1));
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -481,6 +596,78 @@ fn create_temp(target: &Path) -> Result<(PathBuf, File), AtomicError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// File and filesystem syncs made on this thread (every commit syncs on its caller's).
+        pub(super) static SYNCS: Cell<u32> = const { Cell::new(0) };
+        /// Writeback requests made on this thread.
+        pub(super) static WRITEBACKS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// Syncs and writeback requests that `f` made.
+    fn counted(f: impl FnOnce()) -> (u32, u32) {
+        let before = (SYNCS.with(Cell::get), WRITEBACKS.with(Cell::get));
+        f();
+        (
+            SYNCS.with(Cell::get) - before.0,
+            WRITEBACKS.with(Cell::get) - before.1,
+        )
+    }
+
+    /// Relaxed: a new file is renamed without a sync or writeback, a replacing one is synced;
+    /// synced (the default): both are.
+    #[test]
+    fn relaxed_files_sync_only_what_they_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = vec![7u8; (WRITEBACK_EVERY + 5) as usize];
+        let save = |name: &str, d: Durability| {
+            let path = dir.path().join(name);
+            let mut f = AtomicFile::create(&path).unwrap().with_durability(d);
+            f.write_all(&data).unwrap();
+            f.commit().unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), data);
+        };
+        assert_eq!(counted(|| save("new", Durability::Relaxed)), (0, 0));
+        let (syncs, writebacks) = counted(|| save("new", Durability::Relaxed));
+        assert!(syncs >= 1 && writebacks >= 1, "{syncs} {writebacks}");
+        let (syncs, writebacks) = counted(|| save("other", Durability::Synced));
+        assert!(syncs >= 1 && writebacks >= 1, "{syncs} {writebacks}");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// A relaxed batch syncs the files that replace existing ones (one by one when few, with
+    /// one filesystem sync when many) and none of the new ones.
+    #[test]
+    fn relaxed_batches_sync_only_what_they_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch_of = |new: usize, old: usize| {
+            let mut batch = AtomicBatch::with_durability(Durability::Relaxed);
+            for i in 0..new + old {
+                let path = dir.path().join(format!("{new}-{old}-{i}"));
+                if i >= new {
+                    std::fs::write(&path, b"old").unwrap();
+                }
+                let mut f = AtomicFile::create(&path).unwrap();
+                f.write_all(&[i as u8]).unwrap();
+                batch.add(f).unwrap();
+            }
+            batch.commit().unwrap();
+            for i in 0..new + old {
+                let got = std::fs::read(dir.path().join(format!("{new}-{old}-{i}"))).unwrap();
+                assert_eq!(got, [i as u8]);
+            }
+        };
+        assert_eq!(counted(|| batch_of(40, 0)), (0, 0));
+        assert_eq!(counted(|| batch_of(40, 3)), (3, 3));
+        let (syncs, _) = counted(|| batch_of(2, SYNCFS_MIN_FILES + 1));
+        // One filesystem sync where the platform has it, else one per replaced file.
+        assert!(
+            syncs == 1 || syncs == SYNCFS_MIN_FILES as u32 + 1,
+            "{syncs}"
+        );
+        assert!(leftovers(dir.path()).is_empty());
+    }
 
     fn leftovers(dir: &Path) -> Vec<String> {
         std::fs::read_dir(dir)

@@ -37,7 +37,7 @@ mod read;
 mod scalar;
 mod typestr;
 
-pub use atomic::{AtomicBatch, AtomicError, AtomicFile, AtomicWriter, WritebackFile};
+pub use atomic::{AtomicBatch, AtomicError, AtomicFile, AtomicWriter, Durability, WritebackFile};
 pub use buffer::{advise_huge_pages, zeroed_vec, AllocError};
 pub use byteorder::ByteOrder;
 pub use counting::CountingWriter;

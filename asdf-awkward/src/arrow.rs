@@ -480,10 +480,20 @@ fn described_batch(
 /// [`to_record_batch_with_extensions`]), atomically; pyarrow reads it with `pa.ipc.open_stream`,
 /// and `ak.from_arrow` restores awkward's parameters from it.
 pub fn write_ipc_stream(layout: &Layout, path: impl AsRef<std::path::Path>) -> Result<()> {
+    write_ipc_stream_with(layout, path, array_core::Durability::Synced)
+}
+
+/// [`write_ipc_stream`], waiting for the disk or not as `durability` says (a file replaced is
+/// synced either way).
+pub fn write_ipc_stream_with(
+    layout: &Layout,
+    path: impl AsRef<std::path::Path>,
+    durability: array_core::Durability,
+) -> Result<()> {
     let path = path.as_ref();
     let batch = to_record_batch_with_extensions(layout)?;
     let mut failure = None;
-    crate::store::write_atomic(path, true, |file| {
+    crate::store::write_atomic(path, true, durability, |file| {
         let run = || -> std::result::Result<(), arrow_schema::ArrowError> {
             let mut w =
                 arrow_ipc::writer::StreamWriter::try_new(file.try_clone()?, &batch.schema())?;

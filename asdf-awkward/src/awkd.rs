@@ -334,14 +334,15 @@ impl BlobSink for ZipSink<'_> {
     }
 }
 
-/// Writes a new ZIP archive at `path` (atomically: temporary file, fsync, rename) whose entries,
-/// all stored, are what `entries` puts into the sink.
+/// Writes a new ZIP archive at `path` (atomically: temporary file, fsync unless `durability`
+/// is relaxed, rename) whose entries, all stored, are what `entries` puts into the sink.
 pub(crate) fn write_zip(
     path: &Path,
+    durability: array_core::Durability,
     entries: impl FnOnce(&mut ZipSink<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut failure: Option<Error> = None;
-    write_atomic(path, true, |file| {
+    write_atomic(path, true, durability, |file| {
         let mut zip = ZipWriter::new(file.try_clone()?);
         let mut sink = ZipSink {
             zip: &mut zip,
@@ -430,7 +431,7 @@ pub fn save_awkd(
     }
     let mut existing = existing;
     let mut failure: Option<Error> = None;
-    write_atomic(path, true, |file| {
+    write_atomic(path, true, opts.durability, |file| {
         let handle = file.try_clone()?;
         let mut zip = ZipWriter::new(handle);
         let mut run = || -> Result<()> {

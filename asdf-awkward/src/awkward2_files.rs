@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
+use array_core::Durability;
 use serde_json::{json, Value as Json};
 
 use crate::awkd::AwkdFile;
@@ -48,8 +49,29 @@ pub const METADATA_NAME: &str = "awkward.json";
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn write_awkward2_dir(layout: &Layout, dir: impl AsRef<Path>) -> Result<()> {
+    write_awkward2_dir_with(layout, dir, Durability::Synced)
+}
+
+/// [`write_awkward2_dir`], waiting for the disk or not as `durability` says: relaxed, new files
+/// are renamed into place unsynced, as `ak.to_buffers` leaves its own (files replaced are
+/// synced either way).
+///
+/// ```
+/// use asdf_awkward::{read_awkward2_dir, write_awkward2_dir_with, Durability, FromBuffersOptions, Layout};
+/// let dir = std::env::temp_dir().join(format!("awk2-doc-relaxed-{}", std::process::id()));
+/// let a = Layout::from_json(&serde_json::json!([[1.5, 2.5], []])).unwrap();
+/// write_awkward2_dir_with(&a, &dir, Durability::Relaxed).unwrap();
+/// let back = read_awkward2_dir(&dir, &FromBuffersOptions::default()).unwrap();
+/// assert_eq!(back.to_json().unwrap(), a.to_json().unwrap());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn write_awkward2_dir_with(
+    layout: &Layout,
+    dir: impl AsRef<Path>,
+    durability: Durability,
+) -> Result<()> {
     let store = DirStore::create(dir)?;
-    let mut batch = array_core::AtomicBatch::default();
+    let mut batch = array_core::AtomicBatch::with_durability(durability);
     // The buffers go to their files straight from the layout, uncopied where they can.
     let (form, length) = export(layout, &mut |key, bytes| {
         store.stage(&mut batch, key, bytes)
@@ -92,8 +114,18 @@ pub fn read_awkward2_dir(dir: impl AsRef<Path>, opts: &FromBuffersOptions) -> Re
 
 /// Writes `layout` as an `.npz` of awkward 2 buffers (ZIP entries stored, written atomically).
 pub fn write_awkward2_npz(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
+    write_awkward2_npz_with(layout, path, Durability::Synced)
+}
+
+/// [`write_awkward2_npz`], waiting for the disk or not as `durability` says (see
+/// [`write_awkward2_dir_with`]).
+pub fn write_awkward2_npz_with(
+    layout: &Layout,
+    path: impl AsRef<Path>,
+    durability: Durability,
+) -> Result<()> {
     // The archive is a temporary file until it is complete, so a failed export replaces nothing.
-    crate::awkd::write_zip(path.as_ref(), |sink| {
+    crate::awkd::write_zip(path.as_ref(), durability, |sink| {
         let (form, length) = export(layout, &mut |key, bytes| {
             let header = npy::header("|u1", Some(bytes.len()));
             sink.put_parts(&format!("{key}.npy"), &[&header, bytes])

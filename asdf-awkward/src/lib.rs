@@ -98,6 +98,7 @@ pub mod value;
 pub mod whitelist;
 pub mod write;
 
+pub use array_core::Durability;
 #[cfg(feature = "asdf")]
 pub use asdf_store::{
     from_asdf, is_awkward_tag, to_asdf, to_asdf_awkward2, AWKWARD0_TAG, AWKWARD2_TAG,
@@ -105,7 +106,8 @@ pub use asdf_store::{
 pub use awkd::{check_names, save_awkd, AwkdFile, SaveMode};
 pub use awkward2::{to_awkward2, Awkward2Buffers};
 pub use awkward2_files::{
-    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_npz, METADATA_NAME,
+    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_dir_with,
+    write_awkward2_npz, write_awkward2_npz_with, METADATA_NAME,
 };
 pub use dtype::{ByteOrder, DType, Kind, Primitive};
 pub use error::{Error, Result};

@@ -6,6 +6,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use array_core::Durability;
+
 use crate::error::{Error, Result};
 
 /// Read access to named blobs (a ZIP archive, a directory, memory, or ASDF blocks).
@@ -199,8 +201,9 @@ impl DirStore {
     ) -> Result<()> {
         let path = self.target(name)?;
         let io_err = |e: std::io::Error| Error::io(path.display(), e);
-        let mut f =
-            array_core::AtomicFile::create_replacing(&path).map_err(|e| io_err(e.into()))?;
+        let mut f = array_core::AtomicFile::create_replacing(&path)
+            .map_err(|e| io_err(e.into()))?
+            .with_durability(batch.durability());
         f.write_all(bytes).map_err(io_err)?;
         batch.add(f).map_err(|e| io_err(e.into()))
     }
@@ -281,7 +284,9 @@ impl BlobStore for DirStore {
 
 impl BlobSink for DirStore {
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        write_atomic(&self.target(name)?, false, |f| f.write_all(bytes))
+        write_atomic(&self.target(name)?, false, Durability::Synced, |f| {
+            f.write_all(bytes)
+        })
     }
 }
 
@@ -289,9 +294,11 @@ impl BlobSink for DirStore {
 /// temporary file in the same directory, written, synced, then renamed over `path`. With
 /// `follow_link`, a symlink at `path` keeps pointing at the file it names (which is replaced);
 /// without it, the link itself is replaced (for paths built from untrusted blob names).
+/// `durability` says whether a new file waits for the disk.
 pub(crate) fn write_atomic(
     path: &Path,
     follow_link: bool,
+    durability: Durability,
     body: impl FnOnce(&mut array_core::WritebackFile) -> std::io::Result<()>,
 ) -> Result<()> {
     let io_err = |e: std::io::Error| Error::io(path.display(), e);
@@ -300,7 +307,8 @@ pub(crate) fn write_atomic(
     } else {
         array_core::AtomicFile::create_replacing(path)
     }
-    .map_err(|e| io_err(e.into()))?;
+    .map_err(|e| io_err(e.into()))?
+    .with_durability(durability);
     // The body writes past the atomic file's buffer, straight to the file (ZIP writers need
     // `Seek`); the buffer stays empty, so committing flushes nothing stale.
     body(file.writer_mut().get_mut()).map_err(io_err)?;

@@ -170,6 +170,8 @@ pub struct WriteOptions {
     /// and strings (`{"ref": k}` to an earlier `{"json": 3, "id": k}`), so schemas are
     /// byte-identical to awkward0's. Readers accept either form.
     pub emulate_identity: bool,
+    /// Whether a saved file waits for the disk ([`array_core::Durability`]; synced by default).
+    pub durability: array_core::Durability,
 }
 
 impl Default for WriteOptions {
@@ -182,6 +184,7 @@ impl Default for WriteOptions {
             schema_suffix: ".json".into(),
             compression: CompressionPolicy::default(),
             emulate_identity: true,
+            durability: array_core::Durability::Synced,
         }
     }
 }

@@ -485,6 +485,60 @@ fn a_failed_export_replaces_nothing() {
     assert_eq!(back.to_json().unwrap(), good.to_json().unwrap());
 }
 
+/// Saves that do not wait for the disk (`Durability::Relaxed`) write the same files: a buffers
+/// directory, an `.npz` and an `.awkd`, new and then replaced, read back equal, and a failed
+/// export still replaces nothing.
+#[test]
+fn unsynced_saves_read_back_and_fail_cleanly() {
+    use asdf_awkward::{
+        save_awkd, write_awkward2_dir_with, write_awkward2_npz_with, AwkdFile, Durability, Layout,
+        SaveMode,
+    };
+    let tmp = asdf_testkit::TempDir::new("awk2-unsynced");
+    let relaxed = Durability::Relaxed;
+    let (dir, npz, awkd) = (tmp.join("dir"), tmp.join("a.npz"), tmp.join("a.awkd"));
+    let opts = FromBuffersOptions::default();
+    let awkd_opts = WriteOptions {
+        durability: relaxed,
+        ..WriteOptions::default()
+    };
+    for n in [3usize, 5000] {
+        let json: Vec<Json> = (0..n)
+            .map(|i| serde_json::json!({"x": i as f64 * 0.5, "s": format!("r{i}")}))
+            .collect();
+        let layout = Layout::from_json(&Json::Array(json)).unwrap();
+        write_awkward2_dir_with(&layout, &dir, relaxed).unwrap();
+        write_awkward2_npz_with(&layout, &npz, relaxed).unwrap();
+        save_awkd(&awkd, &[("a", &layout)], SaveMode::Create, &awkd_opts).unwrap();
+        let want = layout.to_json().unwrap();
+        let dir_back = read_awkward2_dir(&dir, &opts).unwrap();
+        assert_eq!(dir_back.to_json().unwrap(), want);
+        assert_eq!(
+            read_awkward2_npz(&npz, &opts).unwrap().to_json().unwrap(),
+            want
+        );
+        let awkd_back = AwkdFile::open(&awkd).unwrap().read("a").unwrap();
+        assert_eq!(awkd_back.to_json().unwrap(), want);
+    }
+    let npz_before = std::fs::read(&npz).unwrap();
+    let sparse = asdf_awkward::Layout::Sparse(asdf_awkward::SparseArray {
+        length: 1,
+        index: vec![0],
+        content: std::sync::Arc::new(Layout::from_json(&serde_json::json!([7.0])).unwrap()),
+        default: asdf_awkward::SparseDefault::Zero,
+    });
+    assert!(write_awkward2_npz_with(&sparse, &npz, relaxed).is_err());
+    assert!(write_awkward2_dir_with(&sparse, tmp.join("never"), relaxed).is_err());
+    assert_eq!(std::fs::read(&npz).unwrap(), npz_before);
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .chain(std::fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 /// Buffers of tens of MiB (read by several threads, each filling its own part of the buffer)
 /// come back exactly: a jagged array of 3 million float64 in 1 million lists.
 #[test]

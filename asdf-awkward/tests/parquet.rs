@@ -238,6 +238,27 @@ fn row_groups_write_in_order_from_parallel_encoders() {
     );
 }
 
+/// Parquet and Arrow IPC saves that do not wait for the disk read back equal, new and replaced.
+#[test]
+fn unsynced_parquet_and_ipc_saves_read_back() {
+    use asdf_awkward::arrow::{read_ipc_stream, write_ipc_stream_with};
+    use asdf_awkward::parquet_io::write_parquet_with;
+    use asdf_awkward::{Durability, Layout};
+    let tmp = asdf_testkit::TempDir::new("awk-parquet-unsynced");
+    let (pq, ipc) = (tmp.join("a.parquet"), tmp.join("a.arrows"));
+    for n in [2usize, 4000] {
+        let json: Vec<Json> = (0..n)
+            .map(|i| serde_json::json!({"pt": vec![i as f64; i % 4], "q": format!("q{i}")}))
+            .collect();
+        let layout = Layout::from_json(&Json::Array(json)).unwrap();
+        write_parquet_with(&layout, &pq, Durability::Relaxed).unwrap();
+        write_ipc_stream_with(&layout, &ipc, Durability::Relaxed).unwrap();
+        let want = layout.to_json().unwrap();
+        assert_eq!(read_parquet(&pq).unwrap().to_json().unwrap(), want);
+        assert_eq!(read_ipc_stream(&ipc).unwrap().to_json().unwrap(), want);
+    }
+}
+
 /// awkward's metadata in a file is checked against the data it describes: text that is not
 /// JSON, values of the wrong kind, children that do not match the Arrow type and JSON nested
 /// past the parser's limit are errors naming the metadata, never a panic or a wrong array.

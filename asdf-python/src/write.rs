@@ -40,7 +40,7 @@ struct Builder<'py> {
 // The arguments are Python keyword arguments of one call.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (path, tree, tagged, chunked, awkward_parts, *, compression = None, version = None, align = 64))]
+#[pyo3(signature = (path, tree, tagged, chunked, awkward_parts, *, compression = None, version = None, align = 64, sync = true))]
 pub fn write_native(
     py: Python<'_>,
     path: PathBuf,
@@ -51,6 +51,7 @@ pub fn write_native(
     compression: Option<&str>,
     version: Option<String>,
     align: u32,
+    sync: bool,
 ) -> PyResult<()> {
     let options = match compression {
         None | Some("none") | Some("") => StoreOptions::default(),
@@ -75,6 +76,9 @@ pub fn write_native(
     let root = b.node(&tree, &mut String::new(), 0)?;
     let mut wopts = WriteOptions::default();
     wopts.blocks.align = align;
+    if !sync {
+        wopts.durability = asdf::Durability::Relaxed;
+    }
     if let Some(v) = version {
         wopts.standard_version = v;
     }

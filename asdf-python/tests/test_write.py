@@ -94,6 +94,25 @@ def test_write_is_crash_safe_and_errors_leave_the_old_file(tmp_path):
     assert p.read_bytes() == before
 
 
+def test_unsynced_writes_are_still_atomic(tmp_path):
+    import asdf
+
+    p = tmp_path / "scratch.asdf"
+    a = np.linspace(0, 1, 1000)
+    asdf_rs.write(p, {"a": a}, compression="zstd", sync=False)
+    with asdf.open(p) as af:
+        assert np.array_equal(af["a"], a)
+    # Replacing a file (synced regardless) and failing midway behave as with sync=True.
+    asdf_rs.write(p, {"a": a[::-1]}, sync=False)
+    before = p.read_bytes()
+    with pytest.raises(TypeError, match="object"):
+        asdf_rs.write(p, {"bad": object()}, sync=False)
+    assert p.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["scratch.asdf"]
+    with asdf_rs.open(p) as f:
+        assert np.array_equal(f["a"], a[::-1])
+
+
 def test_lazy_arrays_can_be_written(tmp_path):
     p, q = tmp_path / "a.asdf", tmp_path / "b.asdf"
     a = np.arange(50, dtype=np.uint16)

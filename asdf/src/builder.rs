@@ -9,7 +9,7 @@ use asdf_yaml::{Mapping, Node, Value};
 use ndarray::{ArrayBase, Data, Dimension};
 
 use crate::error::{AsdfError, Result};
-use crate::write::{atomic_write, WriteOptions};
+use crate::write::{atomic_write_inner, WriteOptions};
 
 /// The name this library writes in `asdf_library`. Deliberately not `asdf` (Python's): readers
 /// key checksum conventions on `asdf_library.name == "asdf"` and its version.
@@ -163,11 +163,12 @@ impl AsdfWriter {
         let path = path.as_ref();
         write_externals(path, self.arrays.externals(), options)?;
         let tree = finish_tree(tree, &self.labels(), options)?;
-        atomic_write(path, |w| {
+        atomic_write_inner(path, options.durability, |w| {
             // A file can be seeked: large zstd blocks are written while they are compressed.
             write_with_blocks(w, &tree, options, |w| self.arrays.write_blocks_streaming(w))
                 .map(drop)
-        })
+        })?;
+        Ok(())
     }
 
     fn no_stream(&self) -> Result<()> {
@@ -199,7 +200,7 @@ pub(crate) fn write_externals(
     let dir = path.parent().unwrap_or(Path::new(""));
     let atomic_err =
         |e: array_core::AtomicError| AsdfError::io(e.action, e.source).in_file(&e.path);
-    let mut batch = array_core::AtomicBatch::default();
+    let mut batch = array_core::AtomicBatch::with_durability(options.durability);
     for (uri, block) in externals {
         let target = dir.join(uri);
         let ext_tree = finish_tree(
@@ -213,7 +214,9 @@ pub(crate) fn write_externals(
             &block.encode,
             &options.blocks,
         )?;
-        let mut file = array_core::AtomicFile::create(&target).map_err(atomic_err)?;
+        let mut file = array_core::AtomicFile::create(&target)
+            .map_err(atomic_err)?
+            .with_durability(options.durability);
         crate::write::write_to(file.writer_mut(), &ext_tree, &[encoded], options)
             .map_err(|e| e.in_file(&target))?;
         batch.add(file).map_err(atomic_err)?;

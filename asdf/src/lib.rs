@@ -50,6 +50,7 @@ pub use arrays::{array_kind, find_array_nodes, find_arrays, ArrayKind};
 pub use asdf_ndarray::{AnyArray, Element, Storage, StoreOptions};
 pub use builder::{AsdfWriter, LIBRARY_NAME};
 
+pub use array_core::Durability;
 pub use error::{AsdfError, Result};
 pub use extension::{split_tag, to_tagged, Extensions, TaggedType};
 pub use external::{content_free, locate, ExternalFiles, ExternalObserver};

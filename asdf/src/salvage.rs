@@ -19,7 +19,7 @@ use crate::error::{AsdfError, Result};
 use crate::file::OpenOptions;
 use crate::layout::{split, FileHeader};
 use crate::rebuild::rebuild;
-use crate::write::{atomic_write, header_and_tree, WriteOptions};
+use crate::write::{atomic_write_inner, header_and_tree, WriteOptions};
 
 /// An array of the tree that could not be recovered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -365,6 +365,9 @@ impl Salvage<'_> {
 
     /// [`write_to`](Self::write_to) a path, crash-safely.
     pub fn write_path(&self, path: &Path, options: &WriteOptions) -> Result<()> {
-        atomic_write(path, |w| self.write_to(w, options).map(drop))
+        atomic_write_inner(path, options.durability, |w| {
+            self.write_to(w, options).map(drop)
+        })?;
+        Ok(())
     }
 }

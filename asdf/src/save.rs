@@ -15,7 +15,7 @@ use crate::builder::finish_tree;
 use crate::error::{AsdfError, Result};
 use crate::file::AsdfFile;
 use crate::rebuild::rebuild;
-use crate::write::{atomic_write, header_and_tree, WriteOptions};
+use crate::write::{atomic_write_inner, header_and_tree, WriteOptions};
 
 /// Where a block of the output comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +162,10 @@ impl<B: AsRef<[u8]> + Sync> AsdfFile<B> {
     pub fn save_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<()> {
         let path = path.as_ref();
         crate::builder::write_externals(path, self.pending.externals(), options)?;
-        atomic_write(path, |w| self.save_inner(w, options).map(drop))
+        atomic_write_inner(path, options.durability, |w| {
+            self.save_inner(w, options).map(drop)
+        })?;
+        Ok(())
     }
 
     fn save_inner<W: Write>(&self, mut out: W, options: &WriteOptions) -> Result<W> {

@@ -92,7 +92,7 @@ impl AsdfWriter {
         let head = header_and_tree(&tree, options)?;
         let mut blocks = options.blocks.clone();
         blocks.index = false;
-        let file = crate::write::atomic_write_keep(path, |w| {
+        let file = crate::write::atomic_write_inner(path, options.durability, |w| {
             w.write_all(head.as_bytes())
                 .map_err(|e| AsdfError::io("writing the tree", e))?;
             let mut bw = BlockWriter::new(&mut *w, head.len() as u64, blocks.clone());

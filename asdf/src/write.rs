@@ -21,6 +21,10 @@ pub struct WriteOptions {
     /// Check the tree against the rules of its core tags before writing (an invalid tree is an
     /// error listing every violation, and nothing is written).
     pub validate: bool,
+    /// Whether a file saved to a path waits for the disk before the save returns: synced by
+    /// default; [`Durability::Relaxed`](array_core::Durability::Relaxed) leaves a new file's
+    /// bytes to the kernel, as Python asdf and NumPy do (a file replaced is synced either way).
+    pub durability: array_core::Durability,
 }
 
 impl Default for WriteOptions {
@@ -29,6 +33,7 @@ impl Default for WriteOptions {
             standard_version: "1.6.0".to_string(),
             blocks: asdf_block::WriteOptions::default(),
             validate: true,
+            durability: array_core::Durability::Synced,
         }
     }
 }
@@ -104,9 +109,10 @@ pub fn write_path(
     blocks: &[EncodedBlock<'_>],
     options: &WriteOptions,
 ) -> Result<()> {
-    atomic_write(path.as_ref(), |w| {
+    atomic_write_inner(path.as_ref(), options.durability, |w| {
         write_to(w, tree, blocks, options).map(drop)
-    })
+    })?;
+    Ok(())
 }
 
 /// Runs `write` on a temporary file next to `path`, then flushes it, syncs it to disk and
@@ -120,28 +126,25 @@ pub fn atomic_write<T>(
     write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<T>,
 ) -> Result<T> {
     let mut out = None;
-    atomic_write_inner(path, |w| {
+    atomic_write_inner(path, array_core::Durability::Synced, |w| {
         out = Some(write(w)?);
         Ok(())
     })?;
     out.ok_or_else(|| AsdfError::io("writing", std::io::ErrorKind::Other.into()))
 }
 
-/// [`atomic_write`], returning the renamed file opened for appending at its end.
-pub(crate) fn atomic_write_keep(
+/// [`atomic_write`] as far as `durability` says, returning the renamed file opened for
+/// appending at its end.
+pub(crate) fn atomic_write_inner(
     path: &Path,
-    write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
-) -> Result<File> {
-    atomic_write_inner(path, write)
-}
-
-fn atomic_write_inner(
-    path: &Path,
+    durability: array_core::Durability,
     write: impl FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
 ) -> Result<File> {
     let atomic_err =
         |e: array_core::AtomicError| AsdfError::io(e.action, e.source).in_file(&e.path);
-    let mut file = AtomicFile::create(path).map_err(atomic_err)?;
+    let mut file = AtomicFile::create(path)
+        .map_err(atomic_err)?
+        .with_durability(durability);
     write(file.writer_mut()).map_err(|e| e.in_file(path))?;
     file.commit().map_err(atomic_err)
 }

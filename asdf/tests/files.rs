@@ -194,6 +194,55 @@ fn a_failed_write_leaves_the_old_file_and_no_debris() {
     );
 }
 
+/// Unsynced saves (`Durability::Relaxed`) through every path writer: new files, replaced
+/// files and external arrays all read back whole, keep the old file's permissions and leave no
+/// temporary file behind.
+#[test]
+fn unsynced_writes_read_back_and_leave_no_debris() {
+    use asdf::{AsdfWriter, Durability, Storage, StoreOptions};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("asdf-relaxed");
+    let relaxed = WriteOptions {
+        durability: Durability::Relaxed,
+        ..WriteOptions::default()
+    };
+    let path = dir.join("scratch.asdf");
+    let write = |n: usize| {
+        let mut w = AsdfWriter::new();
+        let a = ndarray::Array1::from_iter(0..n as u32);
+        let inner = w.add(&a, &StoreOptions::default()).unwrap();
+        let ext = StoreOptions {
+            storage: Storage::External("scratch-ext.asdf".into()),
+            ..StoreOptions::default()
+        };
+        let outer = w.add(&(&a * 2), &ext).unwrap();
+        let tree = Node::mapping([("a", inner), ("b", outer)]);
+        w.write_path(&path, tree, &relaxed).unwrap();
+        let f = AsdfFile::open(&path).unwrap();
+        assert_eq!(f.array::<u32>("/a").unwrap(), a.into_dyn());
+        let b = f.array::<u32>("/b").unwrap();
+        assert_eq!(
+            b.iter().copied().collect::<Vec<u32>>(),
+            (0..n as u32).map(|i| i * 2).collect::<Vec<_>>()
+        );
+    };
+    write(1000);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    write(3000); // replaces both files (synced, as replacing always is)
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    asdf::write_path(dir.join("plain.asdf"), &sample_tree(3), &[], &relaxed).unwrap();
+    assert!(AsdfFile::open(dir.join("plain.asdf")).is_ok());
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["plain.asdf", "scratch-ext.asdf", "scratch.asdf"]);
+}
+
 #[test]
 fn trees_are_validated_on_write_and_on_request_on_read() {
     let bad = Node::mapping([(

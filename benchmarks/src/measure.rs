@@ -98,14 +98,19 @@ pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
     }
 }
 
-/// Like [`best`] for a write of `path`: before each run (untimed) the previous output is
-/// deleted and every dirty page flushed (`sync`), so each write starts from the same clean page
+/// Like [`best`] for a write of `path` (a file or a directory): before each run (untimed) the
+/// previous output is deleted and every dirty page flushed (`sync`), so each write starts from the same clean page
 /// cache instead of paying for the previous run's truncation or write-back. At most 3 runs
 /// (one with `--quick`).
 pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     let mut best = f64::INFINITY;
     for _ in 0..if quick() { 1 } else { 3 } {
-        match std::fs::remove_file(path) {
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        match removed {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(BenchError::io(path, e)),

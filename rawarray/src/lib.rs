@@ -78,6 +78,7 @@ mod view;
 mod write;
 
 pub use array::RawArray;
+pub use array_core::Durability;
 pub use element::{Element, Pod};
 pub use error::{Error, Result, ViewError};
 pub use header::{

@@ -13,7 +13,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kind::ByteOrder;
 use crate::read::{read_vec_sized, FileInfo, ReadOptions};
-use crate::write::{write_core, write_file_atomic, WriteOptions};
+use crate::write::{save_atomic, write_core, WriteOptions};
 
 fn shape_of(dims: &[u64]) -> Result<Vec<usize>> {
     dims.iter()
@@ -121,7 +121,7 @@ where
     D: Dimension,
     P: AsRef<Path>,
 {
-    write_file_atomic(path.as_ref(), |w| write_array(w, array, opts))
+    save_atomic(path.as_ref(), opts, |w| write_array(w, array, opts))
 }
 
 /// A zero-copy view of the data of a complete in-memory file (for instance a memory map).

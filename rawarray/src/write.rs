@@ -45,6 +45,9 @@ pub struct WriteOptions {
     pub encoding: WriteEncoding,
     /// eltype for Bool data.
     pub bool_eltype: BoolEltype,
+    /// Whether a saved file waits for the disk (synced by default; relaxed leaves a new file's
+    /// bytes to the kernel, a replaced file is synced either way).
+    pub durability: array_core::Durability,
 }
 
 impl WriteOptions {
@@ -237,7 +240,7 @@ pub fn save<T: Element, P: AsRef<Path>>(
     dims: &[u64],
     opts: &WriteOptions,
 ) -> Result<()> {
-    write_file_atomic(path.as_ref(), |w| write_slice(w, data, dims, opts))
+    save_atomic(path.as_ref(), opts, |w| write_slice(w, data, dims, opts))
 }
 
 impl RawArray {
@@ -279,7 +282,7 @@ impl RawArray {
 
     /// Writes the file to `path` atomically (see [`write_file_atomic`]).
     pub fn save<P: AsRef<Path>>(&self, path: P, opts: &WriteOptions) -> Result<()> {
-        write_file_atomic(path.as_ref(), |w| self.write_to(w, opts))
+        save_atomic(path.as_ref(), opts, |w| self.write_to(w, opts))
     }
 }
 
@@ -292,4 +295,12 @@ where
     F: FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
 {
     array_core::AtomicFile::write_with(path, write)
+}
+
+/// [`write_file_atomic`], waiting for the disk as `opts.durability` says.
+pub(crate) fn save_atomic<F>(path: &Path, opts: &WriteOptions, write: F) -> Result<()>
+where
+    F: FnOnce(&mut array_core::AtomicWriter) -> Result<()>,
+{
+    array_core::AtomicFile::write_with_durability(path, opts.durability, write)
 }

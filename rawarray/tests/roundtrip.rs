@@ -7,9 +7,9 @@ use half::{bf16, f16};
 use ndarray::{s, Array, Array2, Array3, ArrayView2, ShapeBuilder};
 use num_complex::Complex;
 use rawarray::{
-    BoolEltype, ByteOrder, CompressedMeaning, Element, ElementKind, Encoding, Error, Header,
-    MappedRawArray, Pod, RawArray, ReadOptions, ReadRaExt, ViewRaExt, Warning, WriteEncoding,
-    WriteOptions, WriteRaExt,
+    BoolEltype, ByteOrder, CompressedMeaning, Durability, Element, ElementKind, Encoding, Error,
+    Header, MappedRawArray, Pod, RawArray, ReadOptions, ReadRaExt, ViewRaExt, Warning,
+    WriteEncoding, WriteOptions, WriteRaExt,
 };
 
 fn opts(order: Option<ByteOrder>, encoding: WriteEncoding) -> WriteOptions {
@@ -401,39 +401,49 @@ fn user_records() {
         .is_err());
 }
 
+/// Synced (the default) and relaxed saves alike: a failed save leaves the old file and no
+/// temporary; a successful one replaces it.
 #[test]
 fn atomic_save_replaces_and_never_truncates() {
     let dir = asdf_testkit::TempDir::new("ra-atomic");
-    let path = dir.join("a.ra");
-    rawarray::save(&path, &[1u8, 2, 3], &[3], &Default::default()).unwrap();
-    let before = std::fs::read(&path).unwrap();
-    // A failing write (dims do not match the data) leaves the old file and no temporary.
-    let err = rawarray::save(&path, &[1u8, 2, 3], &[4], &Default::default());
-    assert!(err.is_err());
-    // LEB128 on floats fails after the temp file was created: still no damage.
-    let err = rawarray::save(
-        &path,
-        &[1.0f32],
-        &[1],
-        &WriteOptions::with_encoding(WriteEncoding::Leb128),
-    );
-    assert!(matches!(err, Err(Error::InvalidArgument(_))));
-    assert_eq!(std::fs::read(&path).unwrap(), before);
-    let names: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names.len(), 1, "{names:?}");
-    rawarray::save(&path, &[9u16], &[1], &Default::default()).unwrap();
-    assert_eq!(rawarray::open_vec::<u16, _>(&path).unwrap().0, [9]);
-    let arr = Array2::<f32>::ones((2, 2));
-    rawarray::save_array(&path, &arr, &Default::default()).unwrap();
-    assert_eq!(
-        rawarray::open_array::<f32, _>(&path, &ReadOptions::default())
+    for (i, durability) in [Durability::Synced, Durability::Relaxed]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.join(&format!("a{i}.ra"));
+        let opts = WriteOptions {
+            durability,
+            ..Default::default()
+        };
+        rawarray::save(&path, &[1u8, 2, 3], &[3], &opts).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // A failing write (dims do not match the data) leaves the old file and no temporary.
+        let err = rawarray::save(&path, &[1u8, 2, 3], &[4], &opts);
+        assert!(err.is_err());
+        // LEB128 on floats fails after the temp file was created: still no damage.
+        let leb = WriteOptions {
+            encoding: WriteEncoding::Leb128,
+            ..opts
+        };
+        let err = rawarray::save(&path, &[1.0f32], &[1], &leb);
+        assert!(matches!(err, Err(Error::InvalidArgument(_))));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
-            .0,
-        arr.into_dyn()
-    );
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), i + 1, "{names:?}");
+        rawarray::save(&path, &[9u16], &[1], &opts).unwrap();
+        assert_eq!(rawarray::open_vec::<u16, _>(&path).unwrap().0, [9]);
+        let arr = Array2::<f32>::ones((2, 2));
+        rawarray::save_array(&path, &arr, &opts).unwrap();
+        assert_eq!(
+            rawarray::open_array::<f32, _>(&path, &ReadOptions::default())
+                .unwrap()
+                .0,
+            arr.into_dyn()
+        );
+    }
 }
 
 #[test]

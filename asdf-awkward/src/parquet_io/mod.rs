@@ -12,6 +12,7 @@ mod tests;
 use std::fs::File;
 use std::path::Path;
 
+use array_core::Durability;
 use arrow_array::{ArrayRef, RecordBatch};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -47,6 +48,16 @@ fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
 /// std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
+    write_parquet_with(layout, path, Durability::Synced)
+}
+
+/// [`write_parquet`], waiting for the disk or not as `durability` says: relaxed, a new file is
+/// renamed into place unsynced, as pyarrow leaves its own (a file replaced is synced either way).
+pub fn write_parquet_with(
+    layout: &Layout,
+    path: impl AsRef<Path>,
+    durability: Durability,
+) -> Result<()> {
     let path = path.as_ref();
     let batch = to_record_batch(layout)?;
     // The schema's metadata (awkward's) as the file's own key-value metadata, where
@@ -59,7 +70,7 @@ pub fn write_parquet(layout: &Layout, path: impl AsRef<Path>) -> Result<()> {
         .set_key_value_metadata(Some(metadata.collect()))
         .build();
     let mut failure = None;
-    crate::store::write_atomic(path, true, |file| {
+    crate::store::write_atomic(path, true, durability, |file| {
         let run = || -> std::result::Result<(), ParquetError> {
             let w = ArrowWriter::try_new(file.try_clone()?, batch.schema(), Some(props))?;
             write_row_groups(w, &batch)

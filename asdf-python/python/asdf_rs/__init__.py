@@ -310,6 +310,7 @@ def write(
     compression: "str | None" = None,
     version: "str | None" = None,
     align: int = 64,
+    sync: bool = True,
 ) -> None:
     """Writes ``tree`` to ``path`` crash-safely (a temporary file, fsync, rename).
 
@@ -325,6 +326,10 @@ def write(
     * ``align``: block data starts at a multiple of this many bytes in the file (by enlarging
       block headers, which every reader accepts), so that uncompressed arrays can be viewed in
       place; 0 writes Python asdf's unaligned layout.
+    * ``sync``: wait until the file is on disk before returning (the default). ``False`` leaves
+      a new file's bytes to the kernel, as ``asdf.AsdfFile.write_to`` and ``numpy.save`` do: a
+      power loss soon after may leave it empty or short. A file that replaces an existing one is
+      synced either way, so data already on disk is never put at risk.
 
     C-contiguous arrays in native byte order are compressed and written from their own memory
     (no copy), with the GIL released: do not change them from another thread until ``write``
@@ -339,6 +344,7 @@ def write(
         compression=compression,
         version=version,
         align=align,
+        sync=sync,
     )
 
 

@@ -107,6 +107,7 @@ def write(
     compression: str | None = ...,
     version: str | None = ...,
     align: int = ...,
+    sync: bool = ...,
 ) -> None: ...
 
 __all__: list[str]

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use asdf_awkward::parquet_io::{read_parquet, write_parquet};
 use asdf_awkward::{
-    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_npz, Buffer,
-    FromBuffersOptions, JaggedArray, Layout, ListIndex, NumpyArray, RecordArray, StringArray,
+    read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_dir_with,
+    write_awkward2_npz, write_awkward2_npz_with, Buffer, Durability, FromBuffersOptions, JaggedArray, Layout, ListIndex, NumpyArray, RecordArray, StringArray,
 };
 
 use super::{arg, Ctx};
 use crate::data::check_sum;
-use crate::measure::{best, BenchError, Result, Row};
+use crate::measure::{best, best_write, BenchError, Result, Row};
 use crate::python::{opt, Outputs};
 
 const PY: &str = r#"
@@ -158,6 +158,33 @@ fn agree_py(kind: &str, py: &Option<Outputs>, want: (usize, f64)) -> Result<()> 
     Ok(())
 }
 
+/// Our saves without waiting for the disk, as the peers save: a directory and an `.npz`, each a
+/// new output (a replaced file would be synced), each read back and checked.
+fn save_unsynced(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 2]> {
+    let want = summary(layout);
+    let e = BenchError::ours;
+    let relaxed = Durability::Relaxed;
+    let (dir, npz) = (d.join("rs_dir_unsynced"), d.join("rs_unsynced.npz"));
+    let save_dir = best_write(&dir, || {
+        write_awkward2_dir_with(layout, &dir, relaxed).map_err(e)
+    })?;
+    let save_npz = best_write(&npz, || {
+        write_awkward2_npz_with(layout, &npz, relaxed).map_err(e)
+    })?;
+    let opts = FromBuffersOptions::default();
+    let back = read_awkward2_dir(&dir, &opts).map_err(e)?;
+    agree(kind, "ours (dir, unsynced)", summary(&back), want)?;
+    let back = read_awkward2_npz(&npz, &opts).map_err(e)?;
+    agree(kind, "ours (npz, unsynced)", summary(&back), want)?;
+    std::fs::remove_dir_all(&dir).map_err(|err| BenchError::io(&dir, err))?;
+    std::fs::remove_file(&npz).map_err(|err| BenchError::io(&npz, err))?;
+    // The peers then start without our last run's pages still on their way to disk.
+    std::process::Command::new("sync")
+        .status()
+        .map_err(|err| BenchError::io(Path::new("sync"), err))?;
+    Ok([save_dir, save_npz])
+}
+
 /// Our saves: directory, `.npz` and Parquet (zstd), each read back and checked.
 fn save(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 3]> {
     let want = summary(layout);
@@ -208,6 +235,7 @@ fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> 
     let n = layout.len();
     let want = summary(layout);
     let [save_dir, save_npz, save_pq] = save(kind, layout, ctx.dir)?;
+    let [unsynced_dir, unsynced_npz] = save_unsynced(kind, layout, ctx.dir)?;
     let py = ctx
         .py_awkward2
         .run(PY, &[kind.into(), n.to_string(), arg(ctx.dir)])?;
@@ -219,9 +247,19 @@ fn rows(ctx: &Ctx, kind: &str, what: &str, layout: &Layout) -> Result<Vec<Row>> 
         Row::new(format!("11. awkward 2 {kind} save buffers dir"), save_dir)
             .peer_opt(ak, p("save_dir")?)
             .note(what),
+        Row::new(
+            format!("11. awkward 2 {kind} save buffers dir, unsynced like the peer"),
+            unsynced_dir,
+        )
+        .peer_opt(ak, p("save_dir")?),
         Row::new(format!("11. awkward 2 {kind} load buffers dir"), load_dir)
             .peer_opt(ak, p("load_dir")?),
         Row::new(format!("11. awkward 2 {kind} save .npz"), save_npz).peer_opt(ak, p("save_npz")?),
+        Row::new(
+            format!("11. awkward 2 {kind} save .npz, unsynced like the peer"),
+            unsynced_npz,
+        )
+        .peer_opt(ak, p("save_npz")?),
         Row::new(format!("11. awkward 2 {kind} load .npz"), load_npz).peer_opt(ak, p("load_npz")?),
         Row::new(
             format!("11. {kind} save Parquet (zstd) vs ak.to_parquet"),
