@@ -8,6 +8,8 @@ use std::path::Path;
 
 use asdf::AnyArray;
 use asdf_awkward::{save_awkd, AwkdFile, Layout, SaveMode, WriteOptions};
+
+use crate::output::durability;
 use serde_json::json;
 
 use crate::error::{CliError, Result};
@@ -244,10 +246,10 @@ fn read_parquet(path: &Path) -> Result<asdf_awkward::Result<Layout>> {
 pub fn write_as(out: &Path, fmt: Format, name: &str, layout: &Layout) -> Result<()> {
     let written = match fmt {
         Format::Awkd => return write(out, name, layout),
-        Format::Npz => asdf_awkward::write_awkward2_npz(layout, out),
+        Format::Npz => asdf_awkward::write_awkward2_npz_with(layout, out, durability()),
         Format::AwkwardDir => {
             check_buffers_dir(out)?;
-            asdf_awkward::write_awkward2_dir(layout, out)
+            asdf_awkward::write_awkward2_dir_with(layout, out, durability())
         }
         Format::Parquet => write_parquet(layout, out)?,
         other => {
@@ -280,7 +282,11 @@ fn check_buffers_dir(dir: &Path) -> Result<()> {
 
 #[cfg(feature = "parquet")]
 fn write_parquet(layout: &Layout, out: &Path) -> Result<asdf_awkward::Result<()>> {
-    Ok(asdf_awkward::parquet_io::write_parquet(layout, out))
+    Ok(asdf_awkward::parquet_io::write_parquet_with(
+        layout,
+        out,
+        durability(),
+    ))
 }
 
 #[cfg(not(feature = "parquet"))]
@@ -477,7 +483,10 @@ pub fn write(out: &Path, name: &str, layout: &Layout) -> Result<()> {
         out,
         &[(name, layout)],
         SaveMode::Create,
-        &WriteOptions::default(),
+        &WriteOptions {
+            durability: durability(),
+            ..WriteOptions::default()
+        },
     )
     .map_err(|e| CliError::io(out, std::io::Error::other(e.to_string())))
 }

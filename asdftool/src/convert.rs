@@ -208,7 +208,7 @@ fn from_asdf(
         }
         Format::RawArray if ra_element(f, opts).is_some() => {
             let ra = restore_ra(f, opts)?;
-            ra.save(output, &rawarray::WriteOptions::default())
+            ra.save(output, &crate::output::ra_options())
                 .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
             Ok(format!(
                 "wrote {} from /data (RawArray eltype {}, elbyte {}, as {RA_ELEMENT} says)",
@@ -266,7 +266,7 @@ fn from_fits(
         w.add_any(&read(p)?, &store)
             .map_err(|e| CliError::Unsupported(format!("array at {p:?}: {e}")))
     })?;
-    w.write_path(output, tree, &asdf::WriteOptions::default())
+    w.write_path(output, tree, &crate::output::asdf_options())
         .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
     Ok(format!(
         "wrote {} ({arrays} arrays from the FITS file, now in blocks)",
@@ -385,7 +385,7 @@ fn awkward_to_asdf(
     w.write_path(
         output,
         asdf::yaml::Node::mapping(entries),
-        &Default::default(),
+        &crate::output::asdf_options(),
     )
     .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))?;
     let awkward = match (kinds.is_empty(), awkward2) {
@@ -415,7 +415,7 @@ fn write_single(
         Format::Npy => crate::output::write_file(output, &crate::npy::to_bytes(a)?),
         Format::RawArray => {
             let ra = input::any_to_ra(a)?;
-            ra.save(output, &rawarray::WriteOptions::default())
+            ra.save(output, &crate::output::ra_options())
                 .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))
         }
         fmt if fmt.is_awkward() => {

@@ -43,6 +43,12 @@ struct Cli {
     /// warning naming each; without it such a block stops the verb.
     #[arg(long, global = true)]
     ignore_checksums: bool,
+    /// Do not wait for new output files to reach the disk (as Python asdf, NumPy and awkward
+    /// leave theirs): a power loss soon after may leave them empty or short. Outputs are still
+    /// written to a temporary file and renamed, and one that replaces an existing file is
+    /// synced regardless, so nothing already on disk is put at risk.
+    #[arg(long, global = true)]
+    no_sync: bool,
     #[command(subcommand)]
     command: Verb,
 }
@@ -363,6 +369,7 @@ fn run(cli: Cli) -> Result<bool> {
     let (trust, options) = open_options(&cli);
     asdftool::input::set_open_options(trust, options);
     asdftool::input::set_ignore_checksums(cli.ignore_checksums);
+    asdftool::output::set_no_sync(cli.no_sync);
     clean_up_on_signals(&cli)?;
     asdftool::progress::set_quiet(cli.quiet);
     if let Some(n) = cli.threads {

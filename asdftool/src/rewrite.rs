@@ -77,7 +77,7 @@ fn write_options(file: &AsdfFile) -> WriteOptions {
         } else {
             "1.6.0".into()
         },
-        ..WriteOptions::default()
+        ..crate::output::asdf_options()
     }
 }
 
@@ -277,6 +277,6 @@ pub fn write_single(
     if let Some((key, value)) = extra {
         tree.insert(key, value);
     }
-    w.write_path(output, Node::from(tree), &WriteOptions::default())
+    w.write_path(output, Node::from(tree), &crate::output::asdf_options())
         .map_err(|e| CliError::io(output, std::io::Error::other(e.to_string())))
 }

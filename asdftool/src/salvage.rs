@@ -71,7 +71,7 @@ fn write_options(s: &Salvage<'_>) -> WriteOptions {
     );
     WriteOptions {
         standard_version: if known { v.into() } else { "1.6.0".into() },
-        ..WriteOptions::default()
+        ..crate::output::asdf_options()
     }
 }
 

@@ -445,6 +445,42 @@ fn diff_compares_bytes_and_leaves_checksums_to_verify() {
     );
 }
 
+/// `--no-sync` changes when outputs reach the disk, not what they hold: each verb that writes
+/// gives the same bytes with and without it, replacing an earlier output included.
+#[test]
+fn no_sync_outputs_equal_synced_ones() {
+    let t = TempDir::new("asdftool-no-sync");
+    let src = reference("basic.asdf");
+    let outputs = ["x.npy", "x.ra", "x.asdf"];
+    for (dir, flag) in [("synced", None), ("relaxed", Some("--no-sync"))] {
+        let d = t.join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        for _ in 0..2 {
+            for name in outputs {
+                let mut args = vec!["convert", p(&src)];
+                let out = d.join(name);
+                args.extend([p(&out), "--pointer", "/data"]);
+                args.extend(flag);
+                expect(&run(&args), 0);
+            }
+            let defrag = d.join("defrag.asdf");
+            let mut args = vec!["defragment", p(&src), "--output", p(&defrag)];
+            args.extend(flag);
+            expect(&run(&args), 0);
+        }
+    }
+    for name in outputs.into_iter().chain(["defrag.asdf"]) {
+        let a = std::fs::read(t.join("synced").join(name)).unwrap();
+        let b = std::fs::read(t.join("relaxed").join(name)).unwrap();
+        assert!(a == b && !a.is_empty(), "{name} differs");
+    }
+    let names: Vec<_> = std::fs::read_dir(t.join("relaxed"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
 #[test]
 fn convert_between_asdf_ra_and_npy() {
     let t = TempDir::new("asdftool-convert");
