@@ -85,6 +85,13 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     )?);
     rows.push(pair("write_zstd", format!("{prefix} write zstd ({mib} MiB)"))?.bytes(mib << 20));
     rows.push(
+        pair(
+            "write_zstd_unsynced",
+            format!("{prefix} write zstd, unsynced like the peer (sync=False)"),
+        )?
+        .bytes(mib << 20),
+    );
+    rows.push(
         Row::new(
             format!("8. Python: to_dask sum over a chunked zstd array ({mib} MiB, 8 chunks), 2 worker processes of one core each"),
             out.get("dask_2")?,

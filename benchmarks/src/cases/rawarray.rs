@@ -14,22 +14,30 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let theirs_path = ctx.dir.join("theirs.ra");
     let size = format!("{} MiB float64", bytes >> 20);
 
-    // Writes. rawarray 0.1.4 writes in place without fsync; `write_slice` to a `File` is the
-    // same operation; `save` adds the crash-safe temporary file + fsync + rename.
+    // Writes, from the same memory on both sides. rawarray 0.1.4 writes in place without
+    // fsync; `write_slice` to a `File` is the same operation; `save` adds the crash-safe
+    // temporary file + fsync + rename, and the unsynced save the temporary file + rename.
     // Each write starts with no old file and a clean page cache (`best_write`).
+    let theirs: rawarray014::RawArray<f64> = data.into();
+    let data = theirs.data_as_ref();
     let ours_w = best_write(&ours_path, || {
         let f = std::fs::File::create(&ours_path).map_err(|e| BenchError::io(&ours_path, e))?;
-        rawarray::write_slice(f, &data, &dims, &Default::default()).map_err(BenchError::ours)
+        rawarray::write_slice(f, data, &dims, &Default::default()).map_err(BenchError::ours)
     })?;
-    let ours_save = best_write(&ours_path, || {
-        rawarray::save(&ours_path, &data, &dims, &Default::default()).map_err(BenchError::ours)
-    })?;
-    let theirs: rawarray014::RawArray<f64> = data.clone().into();
-    drop(data);
     let theirs_w = best_write(&theirs_path, || {
         theirs
             .write(&theirs_path)
             .map_err(|e| BenchError::peer("rawarray 0.1.4", e))
+    })?;
+    let ours_save = best_write(&ours_path, || {
+        rawarray::save(&ours_path, data, &dims, &Default::default()).map_err(BenchError::ours)
+    })?;
+    let relaxed = rawarray::WriteOptions {
+        durability: rawarray::Durability::Relaxed,
+        ..Default::default()
+    };
+    let ours_unsynced = best_write(&ours_path, || {
+        rawarray::save(&ours_path, data, &dims, &relaxed).map_err(BenchError::ours)
     })?;
     drop(theirs);
 
@@ -54,6 +62,9 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
             .bytes(bytes)
             .note(size),
         Row::new("6. RawArray save (tmp + fsync + rename)", ours_save)
+            .peer("rawarray 0.1.4 (no fsync)", theirs_w)
+            .bytes(bytes),
+        Row::new("6. RawArray save unsynced (tmp + rename, a new file)", ours_unsynced)
             .peer("rawarray 0.1.4 (no fsync)", theirs_w)
             .bytes(bytes),
         Row::new("6. RawArray read into Vec<f64>", ours_r)
