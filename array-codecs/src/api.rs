@@ -178,9 +178,7 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// reader's size ceiling; the built-in codecs override it to allocate only what the data
     /// can produce.
     fn decode(&self, src: &[u8], expected: usize) -> Result<Vec<u8>, CodecError> {
-        let mut out = array_core::zeroed_vec(expected)?;
-        self.decode_into(src, &mut out)?;
-        Ok(out)
+        crate::io::decode_fresh(expected, |out| self.decode_into(src, out))
     }
 
     /// Exactly the decoded bytes `range` of `src` (data decoding to `expected` bytes), when this

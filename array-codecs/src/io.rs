@@ -35,6 +35,34 @@ fn ensure_end<R: Read>(mut r: R, expected: usize) -> Result<(), CodecError> {
     }
 }
 
+/// Runs `fill` on `dst` with another core faulting in `dst`'s pages meanwhile
+/// ([`array_core::fill_prefaulted`]) when the current rayon pool has a second thread (feature
+/// `parallel`); a pool of one thread, or a build without the feature, fills on this core alone.
+///
+/// ```
+/// let mut out = vec![0u8; 1 << 10];
+/// array_codecs::io::fill_beside(&mut out, |d| d.fill(7));
+/// assert!(out.iter().all(|&b| b == 7));
+/// ```
+pub fn fill_beside<R>(dst: &mut [u8], fill: impl FnOnce(&mut [u8]) -> R) -> R {
+    #[cfg(feature = "parallel")]
+    if rayon::current_num_threads() > 1 {
+        return array_core::fill_prefaulted(dst, fill);
+    }
+    fill(dst)
+}
+
+/// A fresh buffer of `len` bytes that `fill` writes whole ([`fill_beside`]): how the codecs
+/// that know their output size decode.
+pub(crate) fn decode_fresh(
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), CodecError>,
+) -> Result<Vec<u8>, CodecError> {
+    let mut out = array_core::zeroed_vec(len)?;
+    fill_beside(&mut out, fill)?;
+    Ok(out)
+}
+
 /// Reads the whole stream, growing the output only as data arrives, and requires exactly
 /// `expected` bytes. `src_len` sizes the first allocation.
 pub(crate) fn read_growing<R: Read>(

@@ -83,9 +83,7 @@ pub(crate) fn inflate_exact(
             framing.name()
         )));
     }
-    let mut out = array_core::zeroed_vec(expected)?;
-    inflate_into(framing, src, &mut out)?;
-    Ok(out)
+    crate::io::decode_fresh(expected, |out| inflate_into(framing, src, out))
 }
 
 /// `zlib`: one zlib stream (what Python's `zlib.compress` writes).

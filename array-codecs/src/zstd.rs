@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::api::{Codec, CodecError, CodecExtension, EncodeOptions};
-use crate::io::read_growing;
+use crate::io::{decode_fresh, read_growing};
 use crate::Label;
 
 /// `zstd`: one Zstandard frame (asdf-compression's label).
@@ -43,9 +43,7 @@ impl Codec for Zstd {
         // when both agree, otherwise grow with the data.
         let declared = zstd::zstd_safe::get_frame_content_size(src).ok().flatten();
         if declared == Some(expected as u64) && expected <= src.len().saturating_mul(64) {
-            let mut out = array_core::zeroed_vec(expected)?;
-            self.decode_into(src, &mut out)?;
-            return Ok(out);
+            return decode_fresh(expected, |out| self.decode_into(src, out));
         }
         let dec = zstd::stream::read::Decoder::with_buffer(src)?;
         read_growing(dec, expected, src.len()).map_err(|e| e.context("zstd"))

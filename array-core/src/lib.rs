@@ -38,7 +38,7 @@ mod scalar;
 mod typestr;
 
 pub use atomic::{AtomicBatch, AtomicError, AtomicFile, AtomicWriter, Durability, WritebackFile};
-pub use buffer::{advise_huge_pages, zeroed_vec, AllocError};
+pub use buffer::{advise_huge_pages, fill_prefaulted, zeroed_vec, AllocError};
 pub use byteorder::ByteOrder;
 pub use counting::CountingWriter;
 pub use pod::{bytes_of, bytes_of_mut, cast_slice, swap_bytes, CastError, Pod, Zeroable};

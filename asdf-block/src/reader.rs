@@ -633,7 +633,7 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
                 copy_parallel(dst, stored);
                 Ok(())
             }
-            Some(codec) => codec.decode_into(stored, dst),
+            Some(codec) => array_codecs::io::fill_beside(dst, |dst| codec.decode_into(stored, dst)),
         };
         let decode_err = |e: crate::CodecError| {
             self.ctx(BlockError::Decode {
