@@ -53,8 +53,8 @@ pub enum Durability {
     Synced,
     /// A file written where none existed is renamed into place without waiting for the disk, as
     /// `numpy.save`, `ak.to_buffers` and Arrow's writers leave their files: a power loss or a
-    /// kernel crash soon after the save may leave it empty or short (a reader then reports it
-    /// truncated), never another file's bytes. A file that replaces an existing one is still
+    /// kernel crash soon after the save may leave it empty or incomplete (readers then report it
+    /// damaged). A file that replaces an existing one is still
     /// synced before the rename (checked just before it), so data already on disk is never put
     /// at risk. For scratch and intermediate outputs, where a sync costs as much as the write.
     Relaxed,
@@ -341,23 +341,20 @@ impl AtomicBatch {
     /// directories. Relaxed, only the files that replace existing ones are synced, and only
     /// their directories.
     pub fn commit(mut self) -> Result<(), AtomicError> {
-        let to_sync: Vec<&TempGuard> = self
+        let to_sync: Vec<&(TempGuard, PathBuf)> = self
             .staged
             .iter()
             .filter(|(_, t)| self.durability.must_sync(t))
-            .map(|(g, _)| g)
             .collect();
-        let mut dirs: Vec<PathBuf> = self
-            .staged
+        let mut dirs: Vec<PathBuf> = to_sync
             .iter()
-            .filter(|(_, t)| self.durability.must_sync(t))
             .map(|(_, t)| parent_dir(t).to_path_buf())
             .collect();
         dirs.sort();
         dirs.dedup();
         let many = to_sync.len() > SYNCFS_MIN_FILES;
         if !(many && dirs.iter().all(|d| sync_filesystem(d))) {
-            for g in to_sync {
+            for (g, _) in to_sync {
                 File::open(&g.tmp)
                     .and_then(|f| sync_file(&f))
                     .map_err(|source| AtomicError {
