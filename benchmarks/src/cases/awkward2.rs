@@ -12,7 +12,8 @@ use std::sync::Arc;
 use asdf_awkward::parquet_io::{read_parquet, write_parquet};
 use asdf_awkward::{
     read_awkward2_dir, read_awkward2_npz, write_awkward2_dir, write_awkward2_dir_with,
-    write_awkward2_npz, write_awkward2_npz_with, Buffer, Durability, FromBuffersOptions, JaggedArray, Layout, ListIndex, NumpyArray, RecordArray, StringArray,
+    write_awkward2_npz, write_awkward2_npz_with, Buffer, Durability, FromBuffersOptions,
+    JaggedArray, Layout, ListIndex, NumpyArray, RecordArray, StringArray,
 };
 
 use super::{arg, Ctx};

@@ -28,8 +28,7 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
     let unsynced_path = ctx.dir.join("ours-unsynced.ra");
     let times = best_writes(&mut [
         (&ours_path, &mut || {
-            let f =
-                std::fs::File::create(&ours_path).map_err(|e| BenchError::io(&ours_path, e))?;
+            let f = std::fs::File::create(&ours_path).map_err(|e| BenchError::io(&ours_path, e))?;
             rawarray::write_slice(f, data, &dims, &Default::default()).map_err(BenchError::ours)
         }),
         (&theirs_path, &mut || {
@@ -74,9 +73,12 @@ pub fn run(ctx: &Ctx) -> Result<Vec<Row>> {
         Row::new("6. RawArray save (tmp + fsync + rename)", ours_save)
             .peer("rawarray 0.1.4 (no fsync)", theirs_w)
             .bytes(bytes),
-        Row::new("6. RawArray save unsynced (tmp + rename, a new file)", ours_unsynced)
-            .peer("rawarray 0.1.4 (no fsync)", theirs_w)
-            .bytes(bytes),
+        Row::new(
+            "6. RawArray save unsynced (tmp + rename, a new file)",
+            ours_unsynced,
+        )
+        .peer("rawarray 0.1.4 (no fsync)", theirs_w)
+        .bytes(bytes),
         Row::new("6. RawArray read into Vec<f64>", ours_r)
             .peer("rawarray 0.1.4", theirs_r)
             .bytes(bytes),
