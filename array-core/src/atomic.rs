@@ -54,9 +54,10 @@ pub enum Durability {
     /// A file written where none existed is renamed into place without waiting for the disk, as
     /// `numpy.save`, `ak.to_buffers` and Arrow's writers leave their files: a power loss or a
     /// kernel crash soon after the save may leave it empty or incomplete (readers then report it
-    /// damaged). A file that replaces an existing one is still
-    /// synced before the rename (checked just before it), so data already on disk is never put
-    /// at risk. For scratch and intermediate outputs, where a sync costs as much as the write.
+    /// damaged). A file that replaces an existing one is still synced before the rename, and on
+    /// Linux the rename of a new file refuses to replace one that appeared meanwhile, so data
+    /// already on disk is never put at risk. For scratch and intermediate outputs, where a sync
+    /// costs as much as the write.
     Relaxed,
 }
 
@@ -64,7 +65,53 @@ impl Durability {
     /// Whether writing `target` must wait for the disk: always when synced, and when relaxed if
     /// something is already there to be replaced.
     fn must_sync(self, target: &Path) -> bool {
-        self == Durability::Synced || std::fs::symlink_metadata(target).is_ok()
+        self == Durability::Synced || exists(target)
+    }
+}
+
+/// Whether anything (a link included) is at `path`.
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Renames `tmp` to `target` only while nothing is at `target`, as one step (Linux
+/// `renameat2(RENAME_NOREPLACE)`), so a file created there in the meantime is never replaced
+/// unsynced: `Ok(true)` when renamed, `Ok(false)` when something is there or the filesystem
+/// cannot rename so (the caller then syncs and replaces). Elsewhere the check just before is all
+/// there is.
+fn rename_new(tmp: &Path, target: &Path) -> io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        };
+        let (from, to) = (c(tmp)?, c(target)?);
+        // SAFETY: `from` and `to` are NUL-terminated strings that outlive the call, which only
+        // reads them; AT_FDCWD resolves relative paths as `std::fs::rename` does.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EEXIST | libc::EINVAL | libc::ENOSYS) => Ok(false),
+            _ => Err(e),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        std::fs::rename(tmp, target)?;
+        Ok(true)
     }
 }
 
@@ -247,16 +294,18 @@ impl AtomicFile {
             .into_inner()
             .map_err(|e| err("flushing", &guard.tmp, e.into_error()))?
             .into_inner();
-        let sync = durability.must_sync(&target);
-        if sync {
-            sync_file(&file).map_err(|e| err("syncing to disk", &guard.tmp, e))?;
+        let renamed = |e| err("renaming the new file into place as", &target, e);
+        if durability == Durability::Relaxed
+            && !exists(&target)
+            && rename_new(&guard.tmp, &target).map_err(renamed)?
+        {
+            guard.armed = false;
+            return Ok(file);
         }
-        std::fs::rename(&guard.tmp, &target)
-            .map_err(|e| err("renaming the new file into place as", &target, e))?;
+        sync_file(&file).map_err(|e| err("syncing to disk", &guard.tmp, e))?;
+        std::fs::rename(&guard.tmp, &target).map_err(renamed)?;
         guard.armed = false;
-        if sync {
-            sync_dir(parent_dir(&target));
-        }
+        sync_dir(parent_dir(&target));
         Ok(file)
     }
 }
@@ -341,11 +390,23 @@ impl AtomicBatch {
     /// directories. Relaxed, only the files that replace existing ones are synced, and only
     /// their directories.
     pub fn commit(mut self) -> Result<(), AtomicError> {
-        let to_sync: Vec<&(TempGuard, PathBuf)> = self
-            .staged
-            .iter()
-            .filter(|(_, t)| self.durability.must_sync(t))
-            .collect();
+        // Relaxed new files first: each either takes its free name unsynced or, when something
+        // appeared there meanwhile, joins the files synced before they replace theirs.
+        let mut to_sync = Vec::new();
+        for (g, target) in &mut self.staged {
+            let renamed = self.durability == Durability::Relaxed
+                && !exists(target)
+                && rename_new(&g.tmp, target).map_err(|source| AtomicError {
+                    action: "renaming the new file into place as",
+                    path: target.clone(),
+                    source,
+                })?;
+            if renamed {
+                g.armed = false;
+                continue;
+            }
+            to_sync.push((&mut *g, &*target));
+        }
         let mut dirs: Vec<PathBuf> = to_sync
             .iter()
             .map(|(_, t)| parent_dir(t).to_path_buf())
@@ -354,7 +415,7 @@ impl AtomicBatch {
         dirs.dedup();
         let many = to_sync.len() > SYNCFS_MIN_FILES;
         if !(many && dirs.iter().all(|d| sync_filesystem(d))) {
-            for (g, _) in to_sync {
+            for (g, _) in &to_sync {
                 File::open(&g.tmp)
                     .and_then(|f| sync_file(&f))
                     .map_err(|source| AtomicError {
@@ -364,10 +425,10 @@ impl AtomicBatch {
                     })?;
             }
         }
-        for (g, target) in &mut self.staged {
-            std::fs::rename(&g.tmp, &*target).map_err(|source| AtomicError {
+        for (g, target) in to_sync {
+            std::fs::rename(&g.tmp, target).map_err(|source| AtomicError {
                 action: "renaming the new file into place as",
-                path: target.clone(),
+                path: target.to_path_buf(),
                 source,
             })?;
             g.armed = false;
@@ -631,6 +692,29 @@ mod tests {
         let (syncs, writebacks) = counted(|| save("other", Durability::Synced));
         assert!(syncs >= 1 && writebacks >= 1, "{syncs} {writebacks}");
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// A new name is taken only while it is free: a file that appears at the target between the
+    /// check and the rename is neither replaced nor lost, and the temporary file stays for the
+    /// synced replacement that follows.
+    #[test]
+    fn relaxed_renames_never_replace_a_file_that_appeared() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, target) = (dir.path().join("t.tmp"), dir.path().join("t"));
+        std::fs::write(&tmp, b"new").unwrap();
+        std::fs::write(&target, b"appeared").unwrap();
+        #[cfg(target_os = "linux")]
+        {
+            assert!(!rename_new(&tmp, &target).unwrap());
+            assert_eq!(std::fs::read(&target).unwrap(), b"appeared");
+            assert_eq!(std::fs::read(&tmp).unwrap(), b"new");
+        }
+        std::fs::remove_file(&target).unwrap();
+        assert!(rename_new(&tmp, &target).unwrap());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(!tmp.exists());
+        // A missing source is an error, not a silent fallback.
+        assert!(rename_new(&tmp, &dir.path().join("u")).is_err());
     }
 
     /// A relaxed batch syncs the files that replace existing ones (one by one when few, with
