@@ -105,8 +105,10 @@ const PREFAULT_MIN: usize = 32 << 20;
 pub fn fill_prefaulted<R>(dst: &mut [u8], fill: impl FnOnce(&mut [u8]) -> R) -> R {
     #[cfg(all(target_os = "linux", not(miri)))]
     {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if dst.len() >= PREFAULT_MIN && cores >= 2 {
+        // The length first: `available_parallelism` reads the process's CPU set and cgroup
+        // quota, too much to ask for every small block.
+        let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        if dst.len() >= PREFAULT_MIN && cores() >= 2 {
             let range = (dst.as_mut_ptr() as usize, dst.len());
             let stop = std::sync::atomic::AtomicBool::new(false);
             return std::thread::scope(|s| {

@@ -24,8 +24,12 @@ const PARALLEL_MIN: usize = 16 << 20;
 /// assert_eq!(&out, b"payload");
 /// ```
 pub fn read_exact_at_parallel(file: &File, offset: u64, out: &mut [u8]) -> io::Result<()> {
+    if out.len() < PARALLEL_MIN {
+        return read_exact_at(file, offset, out);
+    }
+    // Only now: `available_parallelism` reads the process's CPU set and cgroup quota.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if out.len() < PARALLEL_MIN || threads < 2 {
+    if threads < 2 {
         return read_exact_at(file, offset, out);
     }
     const HUGE: usize = 2 << 20;
