@@ -99,12 +99,21 @@ pub fn best_fast<T>(mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
 }
 
 /// Like [`best`] for a write of `path` (a file or a directory): before each run (untimed) the
-/// previous output is deleted and every dirty page flushed (`sync`), so each write starts from the same clean page
-/// cache instead of paying for the previous run's truncation or write-back. 5 runs (one with
-/// `--quick`): on the 2-core virtual machine a 1 GiB write to the page cache moves by 2-3x
-/// between runs.
+/// previous output is deleted and every dirty page flushed ([`sync_disks`]), so each write
+/// starts from the same clean page cache instead of paying for the previous run's truncation or
+/// write-back. 5 runs (one with `--quick`): on the 2-core virtual machine a 1 GiB write to the
+/// page cache moves by 2-3x between runs.
 pub fn best_write(path: &Path, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     Ok(best_writes(&mut [(path, &mut f)])?[0])
+}
+
+/// Writes every dirty page of the machine to disk (`sync`), so that what is timed next does not
+/// share the disk with an earlier write's write-back.
+pub fn sync_disks() -> Result<()> {
+    std::process::Command::new("sync")
+        .status()
+        .map_err(|e| BenchError::io(Path::new("sync"), e))?;
+    Ok(())
 }
 
 /// [`best_write`] for several writes run in turns (one run of each, five times), so that a
@@ -125,9 +134,7 @@ pub fn best_writes(writes: &mut [(&Path, &mut dyn FnMut() -> Result<()>)]) -> Re
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(BenchError::io(path, e)),
             }
-            std::process::Command::new("sync")
-                .status()
-                .map_err(|e| BenchError::io(Path::new("sync"), e))?;
+            sync_disks()?;
             let t = Instant::now();
             f()?;
             *best = best.min(t.elapsed().as_secs_f64());

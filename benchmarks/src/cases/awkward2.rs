@@ -18,7 +18,7 @@ use asdf_awkward::{
 
 use super::{arg, Ctx};
 use crate::data::check_sum;
-use crate::measure::{best, best_write, BenchError, Result, Row};
+use crate::measure::{best, best_write, sync_disks, BenchError, Result, Row};
 use crate::python::{opt, Outputs};
 
 const PY: &str = r#"
@@ -180,9 +180,7 @@ fn save_unsynced(kind: &str, layout: &Layout, d: &Path) -> Result<[f64; 2]> {
     std::fs::remove_dir_all(&dir).map_err(|err| BenchError::io(&dir, err))?;
     std::fs::remove_file(&npz).map_err(|err| BenchError::io(&npz, err))?;
     // The peers then start without our last run's pages still on their way to disk.
-    std::process::Command::new("sync")
-        .status()
-        .map_err(|err| BenchError::io(Path::new("sync"), err))?;
+    sync_disks()?;
     Ok([save_dir, save_npz])
 }
 
