@@ -34,6 +34,9 @@ pub(crate) struct RemoteObject {
     bytes: AtomicU64,
     max_range: u64,
     gap: u64,
+    /// The bytes one round trip could have transferred (the opening requests' time ×
+    /// `options.bandwidth`): no request is split into pieces smaller than this.
+    trip_bytes: u64,
     concurrency: usize,
 }
 
@@ -68,6 +71,7 @@ impl RemoteObject {
             bytes: AtomicU64::new(0),
             max_range: options.max_range.max(1),
             gap: options.coalesce_gap,
+            trip_bytes: 0,
             concurrency: options.concurrency.max(1),
         };
         let n = options.first_read.max(64);
@@ -76,7 +80,8 @@ impl RemoteObject {
             object.request(GetRange::Bounded(0..n), None),
             object.request(GetRange::Suffix(n), None),
         )?;
-        object.gap = round_trip_gap(started.elapsed(), options);
+        object.trip_bytes = trip_bytes(started.elapsed(), options);
+        object.gap = round_trip_gap(object.trip_bytes, options);
         if head.0.e_tag != tail.0.e_tag {
             return Err(object.changed(None));
         }
@@ -276,7 +281,7 @@ impl RemoteObject {
         // Sized after coalescing: the bytes requested include the gaps merged in.
         let merged = plan(&missing, self.size, gap, u64::MAX);
         let total: u64 = merged.iter().map(|r| r.end - r.start).sum();
-        let piece = piece_size(total, self.max_range, self.concurrency);
+        let piece = piece_size(total, self.max_range, self.concurrency, self.trip_bytes);
         let pieces = plan(&merged, self.size, 0, piece);
         let mut held: Vec<(u64, Bytes)> = futures::stream::iter(pieces)
             .map(|p| async move { self.fetch_one(p.clone()).await.map(|b| (p.start, b)) })
@@ -292,14 +297,19 @@ impl RemoteObject {
     }
 }
 
-/// The coalescing gap of a store whose (small) opening requests took `trip`: the bytes one
-/// round trip could have transferred at `options.bandwidth`, between `options.coalesce_gap`
-/// and `options.max_coalesce_gap`. A nearby server keeps the least gap; a distant one, or one
-/// slow to answer each request, reads through holes rather than asking again.
-fn round_trip_gap(trip: std::time::Duration, options: &RemoteOptions) -> u64 {
-    let bytes = trip.as_secs_f64() * options.bandwidth as f64;
+/// The bandwidth-delay product of a store whose (small) opening requests took `trip`: the
+/// bytes one round trip could have transferred at `options.bandwidth`.
+fn trip_bytes(trip: std::time::Duration, options: &RemoteOptions) -> u64 {
+    (trip.as_secs_f64() * options.bandwidth as f64) as u64
+}
+
+/// The coalescing gap of a store whose round trip is worth `trip_bytes`: that many bytes,
+/// between `options.coalesce_gap` and `options.max_coalesce_gap`. A nearby server keeps the
+/// least gap; a distant one, or one slow to answer each request, reads through holes rather
+/// than asking again (Arrow's hole size: time to first byte × bandwidth).
+fn round_trip_gap(trip_bytes: u64, options: &RemoteOptions) -> u64 {
     let low = options.coalesce_gap;
-    (bytes as u64).clamp(low, options.max_coalesce_gap.max(low))
+    trip_bytes.clamp(low, options.max_coalesce_gap.max(low))
 }
 
 /// The parts of `r` that no piece of `known` holds.
@@ -325,12 +335,14 @@ fn subtract(r: &Range<u64>, known: &[(u64, Bytes)]) -> Vec<Range<u64>> {
 
 /// The size of the requests that read `total` bytes: `max_range`, or larger (up to 8×) so that
 /// they all fit in one round of `concurrency` requests — every request costs a round trip, and
-/// on some servers time in proportion to the whole object.
-fn piece_size(total: u64, max_range: u64, concurrency: usize) -> u64 {
+/// on some servers time in proportion to the whole object — and never smaller than what one
+/// round trip could transfer (`trip_bytes`): a piece that arrives in less time than it takes to
+/// ask for it gains less from running beside the others than its request costs.
+fn piece_size(total: u64, max_range: u64, concurrency: usize, trip_bytes: u64) -> u64 {
     let max_range = max_range.max(1);
-    total
-        .div_ceil(concurrency.max(1) as u64)
-        .clamp(max_range, max_range.saturating_mul(8))
+    let most = max_range.saturating_mul(8);
+    let least = max_range.max(trip_bytes.min(most));
+    total.div_ceil(concurrency.max(1) as u64).clamp(least, most)
 }
 
 /// The requests that cover `ranges`: sorted, merged when closer than `gap`, split into pieces
@@ -424,16 +436,30 @@ mod tests {
     fn the_gap_is_a_round_trip_worth_of_bytes_within_its_bounds() {
         use std::time::Duration;
         let o = RemoteOptions::default();
+        let gap = |t: Duration, o: &RemoteOptions| round_trip_gap(trip_bytes(t, o), o);
         // Loopback: the least gap.
-        assert_eq!(round_trip_gap(Duration::from_micros(50), &o), 16 << 10);
+        assert_eq!(gap(Duration::from_micros(50), &o), 16 << 10);
         // 5 ms at 100 MB/s: 500 kB.
-        assert_eq!(round_trip_gap(Duration::from_millis(5), &o), 500_000);
+        assert_eq!(gap(Duration::from_millis(5), &o), 500_000);
         // A slow store: at most max_coalesce_gap.
-        assert_eq!(round_trip_gap(Duration::from_secs(2), &o), 1 << 20);
+        assert_eq!(gap(Duration::from_secs(2), &o), 8 << 20);
         let fixed = RemoteOptions {
             max_coalesce_gap: 0,
             ..o
         };
-        assert_eq!(round_trip_gap(Duration::from_secs(2), &fixed), 16 << 10);
+        assert_eq!(gap(Duration::from_secs(2), &fixed), 16 << 10);
+    }
+
+    #[test]
+    fn pieces_fill_one_round_and_take_at_least_a_round_trip_to_transfer() {
+        const MIB: u64 = 1 << 20;
+        // A fast store: max_range pieces, grown so 8 requests carry 256 MiB, at most 8×.
+        assert_eq!(piece_size(10 * MIB, 8 * MIB, 8, 100_000), 8 * MIB);
+        assert_eq!(piece_size(256 * MIB, 8 * MIB, 8, 100_000), 32 * MIB);
+        assert_eq!(piece_size(4096 * MIB, 8 * MIB, 8, 100_000), 64 * MIB);
+        // A store that takes 0.15 s per request (15 MB a trip): a 10 MiB span is one request.
+        assert_eq!(piece_size(40 * MIB, 8 * MIB, 8, 15_000_000), 15_000_000);
+        // However slow the store, a piece is at most 8 × max_range.
+        assert_eq!(piece_size(40 * MIB, 8 * MIB, 8, u64::MAX), 64 * MIB);
     }
 }

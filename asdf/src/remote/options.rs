@@ -49,7 +49,9 @@ pub struct RemoteOptions {
     pub first_read: u64,
     /// The size of one request: larger reads are split into requests of this size, sent
     /// concurrently — or of up to 8× this size when that lets them all be in flight at once
-    /// (each request costs a round trip), so no request is larger than 8 × `max_range`.
+    /// (each request costs a round trip), or when a smaller piece would arrive in less time
+    /// than it takes to ask for it (the bytes one round trip transfers, measured as for
+    /// [`coalesce_gap`](Self::coalesce_gap)); no request is larger than 8 × `max_range`.
     pub max_range: u64,
     /// Ranges closer than this are fetched in one request (the bytes between them are read and
     /// dropped): fewer round trips for a few more bytes. The least gap: each file widens it to
@@ -83,7 +85,7 @@ impl Default for RemoteOptions {
             first_read: 64 << 10,
             max_range: 8 << 20,
             coalesce_gap: 16 << 10,
-            max_coalesce_gap: 1 << 20,
+            max_coalesce_gap: 8 << 20,
             bandwidth: 100_000_000,
             concurrency: 8,
             max_tree_bytes: 1 << 30,
