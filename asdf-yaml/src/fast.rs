@@ -49,21 +49,48 @@ pub(crate) struct Bail {
 
 type R<T = ()> = Result<T, Bail>;
 
-/// Deepest nesting the fast parser follows on its caller's thread. It recurses once per level
-/// (the reference parser does not): unoptimised, a level takes up to about 9 KiB of stack (1.5
-/// KiB optimised), and 96 levels fit the 2 MiB stacks of test and rayon threads. Real trees nest
-/// a few dozen levels at most; deeper text is parsed again on a thread of its own (see
-/// [`DEEP_STACK`]).
+/// Deepest nesting the fast parser follows on a thread whose stack bounds are unknown (off
+/// Linux; see [`crate::stack`]). It recurses once per level (the reference parser does not):
+/// unoptimised, a level takes up to about 9 KiB of stack (1.5 KiB optimised), and 96 levels fit
+/// the 2 MiB stacks of test and rayon threads. Where the bounds are known it follows nesting
+/// while the stack has room ([`Stack::Floor`]). Deeper text is parsed again on a thread of its
+/// own (see [`DEEP_STACK`]).
 pub(crate) const MAX_DEPTH: usize = 96;
 
-/// Deepest nesting the fast parser follows on a thread with [`DEEP_STACK`] bytes of stack (the
-/// default [`Limits::max_depth`](crate::Limits::max_depth)); deeper text (with a raised limit)
-/// goes to the reference parser, which does not recurse.
+/// Deepest nesting the fast parser follows at all (the default
+/// [`Limits::max_depth`](crate::Limits::max_depth)); deeper text (with a raised limit) goes to
+/// the reference parser, which does not recurse.
 pub(crate) const DEEP_MAX_DEPTH: usize = 512;
 
-/// Stack of the thread that parses text nested deeper than [`MAX_DEPTH`]: more than six times
-/// what [`DEEP_MAX_DEPTH`] levels take unoptimised (reserved, not touched, until used).
+/// Stack of the thread that parses text nested deeper than the caller's stack lets the fast
+/// parser follow: more than six times what [`DEEP_MAX_DEPTH`] levels take unoptimised
+/// (reserved, not touched, until used).
 pub(crate) const DEEP_STACK: usize = 64 << 20;
+
+/// How far the stack of the thread it runs on lets the fast parser follow nesting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stack {
+    /// While the stack pointer stays above this address ([`crate::stack::floor`]).
+    Floor(usize),
+    /// This many levels: the thread's stack bounds are unknown.
+    Levels(usize),
+}
+
+impl Stack {
+    /// The calling thread's: its floor when its bounds are known, else `levels` levels.
+    pub(crate) fn here(levels: usize) -> Stack {
+        crate::stack::floor().map_or(Stack::Levels(levels), Stack::Floor)
+    }
+
+    /// Whether a collection may open at `depth` (the levels open around it).
+    #[inline(always)]
+    fn room(self, depth: usize) -> bool {
+        match self {
+            Stack::Floor(floor) => crate::stack::pointer() > floor,
+            Stack::Levels(levels) => depth < levels,
+        }
+    }
+}
 
 /// Flow collections the reference parser reads inside each other (it counts them in a `u8`);
 /// one more is its error.
@@ -71,6 +98,10 @@ const MAX_FLOW_LEVEL: usize = 255;
 
 /// Why the fast parser stops at a nesting level past its `max_depth`.
 pub(crate) const TOO_DEEP: &str = "nesting deeper than the fast parser follows";
+
+/// Why the fast parser stops at a nesting level its thread's stack has no room for.
+pub(crate) const NO_STACK: &str =
+    "nesting deeper than this thread's stack lets the fast parser follow";
 
 /// A node's tag as a parser read it: the prefix its handle stands for (empty for a verbatim
 /// tag) and its suffix; the full tag is the two joined. Borrowed from the text (and from the
@@ -200,10 +231,14 @@ impl<'t> Props<'t> {
 }
 
 /// Parses `text` (no byte-order mark, YAML 1.1 line breaks already rewritten), emitting events
-/// into `sink`, following nesting `max_depth` levels deep (at most [`MAX_DEPTH`] on a thread
-/// with a 2 MiB stack, [`DEEP_MAX_DEPTH`] on one with [`DEEP_STACK`]). Stops at the first
-/// construct it leaves to the reference parser.
-pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S, max_depth: usize) -> R {
+/// into `sink`, following nesting `max_depth` levels deep (at most [`DEEP_MAX_DEPTH`]) while
+/// `stack` has room. Stops at the first construct it leaves to the reference parser.
+pub(crate) fn parse<'t, S: Sink<'t>>(
+    text: &'t str,
+    sink: &mut S,
+    max_depth: usize,
+    stack: Stack,
+) -> R {
     let b = text.as_bytes();
     // The reference parser's rules for carriage returns, NUL (which ends its input) and
     // byte-order marks inside the text are subtle; real ASDF trees have none of them outside
@@ -230,6 +265,7 @@ pub(crate) fn parse<'t, S: Sink<'t>>(text: &'t str, sink: &mut S, max_depth: usi
         decoded: Vec::new(),
         depth: 0,
         max_depth: max_depth.min(DEEP_MAX_DEPTH),
+        stack,
         flow_level: 0,
         explicit_pairs: 0,
         block_indent: -1,
@@ -268,6 +304,8 @@ struct Parser<'t, 's, S> {
     depth: usize,
     /// Deepest nesting followed (see [`parse`]).
     max_depth: usize,
+    /// How deep the thread's stack lets it go.
+    stack: Stack,
     /// Flow collections open around the position.
     flow_level: usize,
     /// Column of the innermost open block collection (-1 for none): a tab among a line's
@@ -404,6 +442,9 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
     fn enter(&mut self) -> R {
         if self.depth >= self.max_depth {
             return self.bail(TOO_DEEP);
+        }
+        if !self.stack.room(self.depth) {
+            return self.bail(NO_STACK);
         }
         self.depth += 1;
         Ok(())

@@ -39,6 +39,7 @@ pub mod pointer;
 mod reference;
 pub mod resolve;
 mod split;
+mod stack;
 mod text;
 
 pub use document::{parse_bytes, parse_document, parse_document_bytes, parse_str, Document};

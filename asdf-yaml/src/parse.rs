@@ -171,15 +171,23 @@ pub(crate) fn build(text: &str, base: usize, options: &ParseOptions) -> Result<B
     }
 }
 
-/// The fast parser's tree (see [`build_fast_to`]); text nested deeper than the fast parser
-/// follows on the caller's thread is parsed again on a thread with a stack for
-/// [`fast::DEEP_MAX_DEPTH`] levels.
+/// The fast parser's tree (see [`build_fast_to`]), nesting followed on the caller's thread
+/// while its stack has room; text nested deeper than that is parsed again on a thread with a
+/// stack for [`fast::DEEP_MAX_DEPTH`] levels.
 fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::Result<Built, Bail> {
-    match build_fast_to(text, base, options, fast::MAX_DEPTH) {
-        Err(bail)
-            if bail.reason == fast::TOO_DEEP && options.limits.max_depth > fast::MAX_DEPTH =>
-        {
-            let deep = || build_fast_to(text, base, options, options.limits.max_depth);
+    build_fast_from(text, base, options, fast::Stack::here(fast::MAX_DEPTH))
+}
+
+/// [`build_fast`] on a thread whose stack lets the fast parser go as deep as `here` says.
+fn build_fast_from(
+    text: &str,
+    base: usize,
+    options: &ParseOptions,
+    here: fast::Stack,
+) -> std::result::Result<Built, Bail> {
+    match build_fast_to(text, base, options, here) {
+        Err(bail) if bail.reason == fast::NO_STACK => {
+            let deep = || build_fast_to(text, base, options, fast::Stack::here(usize::MAX));
             on_deep_stack(deep).unwrap_or(Err(bail))
         }
         built => built,
@@ -189,6 +197,8 @@ fn build_fast(text: &str, base: usize, options: &ParseOptions) -> std::result::R
 /// Runs `f` on a thread of its own with [`fast::DEEP_STACK`] bytes of stack; `None` when no such
 /// thread can be started. A panic there is the caller's.
 fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    #[cfg(test)]
+    tests::DEEP_THREADS.with(|n| n.set(n.get() + 1));
     std::thread::scope(|scope| {
         let thread = std::thread::Builder::new()
             .name("asdf-yaml deep parse".into())
@@ -213,14 +223,14 @@ fn build_fast_to(
     text: &str,
     base: usize,
     options: &ParseOptions,
-    max_depth: usize,
+    stack: fast::Stack,
 ) -> std::result::Result<Built, Bail> {
     let original = text;
     let lf = crlf_to_lf(text);
     let text = lf.as_deref().unwrap_or(text);
     let mut b = Builder::new(text, base, options);
     b.fast_marks = true;
-    fast::parse(text, &mut b, max_depth).map_err(|bail| Bail {
+    fast::parse(text, &mut b, options.limits.max_depth, stack).map_err(|bail| Bail {
         offset: lf
             .as_ref()
             .map_or(bail.offset, |_| original_offset(original, bail.offset)),
@@ -1233,4 +1243,92 @@ pub(crate) fn dedup(entries: Entries) -> Mapping {
         }
     }
     Mapping::from_unique(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Threads [`on_deep_stack`] started from this thread.
+        pub(super) static DEEP_THREADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Flow sequences nested `depth` deep around a scalar, as a mapping's value.
+    fn nested(depth: usize) -> String {
+        format!("a: {}1{}\n", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    fn reference(text: &str) -> Node {
+        build_reference(text, 0, &ParseOptions::default())
+            .unwrap()
+            .root
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn deep_nesting_is_followed_in_place_while_the_stack_has_room() {
+        // 400 block levels, past the 96 followed where the bounds are unknown, on a thread of
+        // (at least) 8 MiB of stack.
+        let text = format!("{}x\n", "- ".repeat(400));
+        let (root, threads) = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn({
+                let text = text.clone();
+                move || {
+                    let built = build(&text, 0, &ParseOptions::default()).unwrap();
+                    (built.root, DEEP_THREADS.with(|n| n.get()))
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(threads, 0);
+        assert_eq!(root, reference(&text));
+    }
+
+    #[test]
+    fn a_stack_without_room_hands_the_text_to_a_thread_of_its_own() {
+        let text = nested(120);
+        let before = DEEP_THREADS.with(|n| n.get());
+        let options = ParseOptions::default();
+        let none_left = fast::Stack::Floor(usize::MAX);
+        let built = build_fast_from(&text, 0, &options, none_left).unwrap();
+        assert_eq!(DEEP_THREADS.with(|n| n.get()), before + 1);
+        assert_eq!(built.root, reference(&text));
+        // Room for the text: no thread.
+        let built = build_fast_from(&text, 0, &options, fast::Stack::Levels(121)).unwrap();
+        assert_eq!(DEEP_THREADS.with(|n| n.get()), before + 1);
+        assert_eq!(built.root, reference(&text));
+    }
+
+    #[test]
+    fn the_fast_parser_stops_where_the_stack_or_the_limit_says() {
+        let options = ParseOptions::default();
+        let bail = |text: &str, stack| build_fast_to(text, 0, &options, stack).err();
+        let text = nested(10);
+        assert!(bail(&text, fast::Stack::Levels(11)).is_none());
+        assert!(bail(&text, fast::Stack::Floor(0)).is_none());
+        let no_stack = Some(fast::NO_STACK);
+        assert_eq!(
+            bail(&text, fast::Stack::Levels(10)).map(|b| b.reason),
+            no_stack
+        );
+        let none_left = fast::Stack::Floor(usize::MAX);
+        assert_eq!(bail(&text, none_left).map(|b| b.reason), no_stack);
+        // The parse's depth limit is no matter of stack: the reference parser reports it.
+        let limited = ParseOptions {
+            limits: Limits {
+                max_depth: 5,
+                ..Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        let stopped = build_fast_to(&text, 0, &limited, fast::Stack::Floor(0));
+        assert_eq!(stopped.err().map(|b| b.reason), Some(fast::TOO_DEEP));
+        assert!(matches!(
+            build(&text, 0, &limited),
+            Err(Error::DepthLimit { limit: 5, .. })
+        ));
+    }
 }
