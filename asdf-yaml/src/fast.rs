@@ -2242,9 +2242,10 @@ impl<'t, S: Sink<'t>> Parser<'t, '_, S> {
             let Some(&c) = b.get(i) else { break };
             let stop = match c {
                 b'\n' | b',' | b'[' | b']' | b'{' | b'}' => true,
+                // A tab after `:` ends the scalar too (the reference parser reads it as blank).
                 b':' => self
                     .peek_at(i + 1)
-                    .is_none_or(|n| is_ws(n) || n == b'\n' || is_flow_indicator(n)),
+                    .is_none_or(|n| is_blank(n) || n == b'\n' || is_flow_indicator(n)),
                 b'#' => i > start && is_ws(b[i - 1]),
                 // The reference parser refuses a word `-` before a flow indicator (`[a -]`):
                 // stopping here leaves the `-` to the caller, which hands the text over.
