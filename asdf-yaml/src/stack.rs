@@ -17,18 +17,24 @@ pub(crate) const RED_ZONE: usize = 512 << 10;
 const MAX_USABLE: usize = 64 << 20;
 
 /// The lowest address the stack pointer may reach before less than [`RED_ZONE`] of this
-/// thread's stack is left; `None` when the bounds are unknown. Computed once per thread.
+/// thread's stack is left; `None` when the bounds are unknown, or when the stack pointer is not
+/// inside them (code running on a stack of its own, as stackful coroutines do). The bounds are
+/// read once per thread.
 pub(crate) fn floor() -> Option<usize> {
     thread_local! {
-        static FLOOR: std::cell::OnceCell<Option<usize>> = const { std::cell::OnceCell::new() };
+        static BOUNDS: std::cell::OnceCell<Option<(usize, usize)>> =
+            const { std::cell::OnceCell::new() };
     }
-    FLOOR.with(|f| {
-        *f.get_or_init(|| {
-            let (low, high) = bounds()?;
-            let low = low.max(high.saturating_sub(MAX_USABLE));
-            Some(low.saturating_add(RED_ZONE))
-        })
-    })
+    floor_of(BOUNDS.with(|b| *b.get_or_init(bounds))?, pointer())
+}
+
+/// The floor of a stack spanning `low..high` for code whose stack pointer is at `here`.
+fn floor_of((low, high): (usize, usize), here: usize) -> Option<usize> {
+    if here <= low || here >= high {
+        return None;
+    }
+    let low = low.max(high.saturating_sub(MAX_USABLE));
+    Some(low.saturating_add(RED_ZONE))
 }
 
 /// An address in the current stack frame: where the stack pointer about is.
@@ -96,8 +102,22 @@ mod tests {
             assert_eq!(floor, low.max(high - MAX_USABLE.min(len)) + RED_ZONE);
             assert!(floor < sp, "a fresh thread has room");
         }
-        // The main test thread: the floor is computed once and stays.
+        // The main test thread: its bounds are read once, and the floor stays.
         assert_eq!(floor(), floor());
+    }
+
+    #[test]
+    fn a_stack_pointer_outside_the_bounds_has_no_floor() {
+        const MIB: usize = 1 << 20;
+        let bounds = (100 * MIB, 108 * MIB);
+        assert_eq!(floor_of(bounds, 107 * MIB), Some(100 * MIB + RED_ZONE));
+        // A coroutine's own stack, above or below the thread's.
+        assert_eq!(floor_of(bounds, 200 * MIB), None);
+        assert_eq!(floor_of(bounds, 50 * MIB), None);
+        // A huge stack counts as MAX_USABLE bytes below its top.
+        let huge = (MIB, MIB + 2 * MAX_USABLE);
+        let floor = floor_of(huge, MIB + 2 * MAX_USABLE - 4096);
+        assert_eq!(floor, Some(MIB + MAX_USABLE + RED_ZONE));
     }
 
     #[test]
