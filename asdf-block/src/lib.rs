@@ -62,8 +62,8 @@ pub use index::{encode_index, parse_index, INDEX_HEADER};
 pub use layout::{find_first_block, scan_blocks, BlockInfo, BlockLayout};
 pub use options::{ChecksumPolicy, Limits, ReadOptions, WriteOptions};
 pub use reader::{
-    decode_stored, decode_stored_range, map_file, md5, open_regular, BlockReader, ChecksumStatus,
-    MappedBlocks, SeekBlockReader,
+    decode_stored, decode_stored_into, decode_stored_range, map_file, md5, open_regular,
+    BlockReader, ChecksumStatus, MappedBlocks, SeekBlockReader,
 };
 pub use source::{SeekSource, Source};
 pub use writer::{

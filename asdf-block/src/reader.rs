@@ -216,6 +216,94 @@ pub fn decode_stored<'a>(
     decode_block(info, stored, options, options.checksums, false)
 }
 
+/// Decodes the stored bytes of a block straight into `dst`, which must be exactly its decoded
+/// size: [`decode_stored`] without an intermediate buffer (for a caller that fills a typed array,
+/// or assembles many blocks into one buffer). The checksum is checked under `options.checksums`
+/// unless `verified` (checked before), hashing the stored bytes on another rayon thread while
+/// they are copied or decoded. Returns how it was settled (`None`: not checked). On an error
+/// `dst` holds unspecified bytes.
+///
+/// ```
+/// use asdf_block::{decode_stored_into, BlockReader, BlockWriter, Label, ReadOptions};
+/// let mut w = BlockWriter::new(Vec::new(), 0, Default::default());
+/// w.write_data(&[5u8; 3000], Label::from_name("zstd").unwrap(), &Default::default()).unwrap();
+/// let file = w.finish().unwrap();
+/// let r = BlockReader::new(&file[..], 0, ReadOptions::default()).unwrap();
+/// let info = r.blocks()[0];
+/// let stored = &file[info.stored_range().start as usize..info.stored_range().end as usize];
+/// let mut out = vec![0u8; 3000];
+/// decode_stored_into(&info, stored, r.options(), false, &mut out).unwrap();
+/// assert_eq!(out, [5u8; 3000]);
+/// ```
+pub fn decode_stored_into(
+    info: &BlockInfo,
+    stored: &[u8],
+    options: &ReadOptions,
+    verified: bool,
+    dst: &mut [u8],
+) -> Result<Option<ChecksumStatus>> {
+    let block = info.index;
+    if dst.len() as u64 != info.data_size() {
+        return Err(BlockError::Usage(format!(
+            "block {block} decodes to {} bytes, the buffer has {}",
+            info.data_size(),
+            dst.len()
+        )));
+    }
+    if stored.len() as u64 != info.stored_len {
+        return Err(BlockError::Usage(format!(
+            "block {block} stores {} bytes, {} were given",
+            info.stored_len,
+            stored.len()
+        )));
+    }
+    check_sizes(info)?;
+    let (h, offset) = (&info.header, info.offset);
+    let codec = match h.is_compressed() {
+        true => Some(block_codec(info, options)?.0),
+        false => None,
+    };
+    let fill = |dst: &mut [u8]| match codec {
+        None => {
+            copy_parallel(dst, stored);
+            Ok(())
+        }
+        Some(codec) => array_codecs::io::fill_beside(dst, |dst| codec.decode_into(stored, dst)),
+    };
+    let decode_err = |e: crate::CodecError| BlockError::Decode {
+        block,
+        offset,
+        codec: codec.map_or("none", |c| c.name()).to_string(),
+        message: e.message,
+    };
+    let policy = options.checksums;
+    if policy == ChecksumPolicy::Skip || !h.has_checksum() || verified {
+        return fill(dst).map(|()| None).map_err(decode_err);
+    }
+    let (digest, filled) = join_if_large(stored.len(), || md5(stored), || fill(&mut *dst));
+    let filled = filled.map_err(decode_err);
+    let mismatch = |decoded| BlockError::ChecksumMismatch {
+        block,
+        offset,
+        expected: h.checksum,
+        stored: digest,
+        decoded,
+    };
+    if digest == h.checksum {
+        filled?;
+        return Ok(Some(ChecksumStatus::Stored));
+    }
+    if policy == ChecksumPolicy::Strict || codec.is_none() {
+        return Err(mismatch(None));
+    }
+    filled?;
+    let decoded = md5(dst);
+    if decoded != h.checksum {
+        return Err(mismatch(Some(decoded)));
+    }
+    Ok(Some(ChecksumStatus::Decoded))
+}
+
 /// The decoded bytes `range` of a block, decoding only the parts that cover it when its codec
 /// allows ([`Codec::decode_range`](crate::Codec::decode_range): Python asdf's chunked `lz4`;
 /// uncompressed data is copied); `None` when it does not (other codecs, an LZ4 frame, a range
@@ -612,66 +700,13 @@ impl<B: AsRef<[u8]>> BlockReader<B> {
     pub fn decode_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
         let i = self.resolve(source)?;
         let info = &self.layout.blocks[i];
-        if dst.len() as u64 != info.data_size() {
-            return Err(self.ctx(BlockError::Usage(format!(
-                "block {i} decodes to {} bytes, the buffer has {}",
-                info.data_size(),
-                dst.len()
-            ))));
-        }
-        check_sizes(info).map_err(|e| self.ctx(e))?;
-        let h = &info.header;
-        let (block, offset) = (info.index, info.offset);
-        let codec = match h.is_compressed() {
-            true => Some(block_codec(info, &self.options).map_err(|e| self.ctx(e))?.0),
-            false => None,
-        };
         let stored = self.stored(i as i64)?;
-        // Runs on another rayon thread when verifying: captures no `self` (`B` need not be Sync).
-        let fill = |dst: &mut [u8]| match codec {
-            None => {
-                copy_parallel(dst, stored);
-                Ok(())
-            }
-            Some(codec) => array_codecs::io::fill_beside(dst, |dst| codec.decode_into(stored, dst)),
-        };
-        let decode_err = |e: crate::CodecError| {
-            self.ctx(BlockError::Decode {
-                block,
-                offset,
-                codec: codec.map_or("none", |c| c.name()).to_string(),
-                message: e.message,
-            })
-        };
-        let policy = self.options.checksums;
-        if policy == ChecksumPolicy::Skip || !h.has_checksum() || self.verified[i].get().is_some() {
-            return fill(dst).map_err(decode_err);
+        let verified = self.verified[i].get().is_some();
+        let status = decode_stored_into(info, stored, &self.options, verified, dst)
+            .map_err(|e| self.ctx(e))?;
+        if let Some(status) = status {
+            let _ = self.verified[i].set(status);
         }
-        let (digest, filled) = join_if_large(stored.len(), || md5(stored), || fill(&mut *dst));
-        let filled = filled.map_err(decode_err);
-        let mismatch = |decoded| {
-            self.ctx(BlockError::ChecksumMismatch {
-                block,
-                offset,
-                expected: h.checksum,
-                stored: digest,
-                decoded,
-            })
-        };
-        if digest == h.checksum {
-            filled?;
-            let _ = self.verified[i].set(ChecksumStatus::Stored);
-            return Ok(());
-        }
-        if policy == ChecksumPolicy::Strict || codec.is_none() {
-            return Err(mismatch(None));
-        }
-        filled?;
-        let decoded = md5(dst);
-        if decoded != h.checksum {
-            return Err(mismatch(Some(decoded)));
-        }
-        let _ = self.verified[i].set(ChecksumStatus::Decoded);
         Ok(())
     }
 }

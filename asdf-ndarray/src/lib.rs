@@ -67,7 +67,7 @@ pub use meta::{
 };
 pub use record::RecordArray;
 pub use region::{check_region, slice_region};
-pub use store::{BlockStore, NoBlocks};
+pub use store::{direct_len, BlockStore, NoBlocks};
 pub use values::infer_datatype;
 pub use write::{ArrayWriter, BlockBytes, MemoryStore, PendingBlock, Storage, StoreOptions};
 pub use zarr::{

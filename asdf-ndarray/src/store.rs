@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use asdf_block::BlockReader;
+use asdf_block::{BlockInfo, BlockReader, ReadOptions};
 
 use crate::error::{NdError, Result};
 
@@ -77,20 +77,35 @@ pub trait BlockStore {
 /// size a buffer up front (real data compresses far less; bombs far more).
 const MAX_DIRECT_RATIO: u64 = 64;
 
+/// The decoded size of a block that a caller may allocate before decoding it, for
+/// [`BlockStore::block_len`]: only a size bounded by the file (uncompressed data) or plausible
+/// for the stored bytes (within the block ceiling and 64 × them). Other blocks take
+/// [`BlockStore::block`], which applies the ceilings and each codec's own bounds before
+/// allocating.
+///
+/// ```
+/// use asdf_block::{BlockReader, BlockWriter, Label, ReadOptions};
+/// let mut w = BlockWriter::new(Vec::new(), 0, Default::default());
+/// w.write_data(&[1u8; 4096], Label::from_name("zlib").unwrap(), &Default::default()).unwrap();
+/// let file = w.finish().unwrap();
+/// let r = BlockReader::new(&file[..], 0, ReadOptions::default()).unwrap();
+/// // 4096 bytes of ones compress far more than 64 times: not trusted to size a buffer.
+/// assert_eq!(asdf_ndarray::direct_len(&r.blocks()[0], r.options()), None);
+/// ```
+pub fn direct_len(info: &BlockInfo, options: &ReadOptions) -> Option<u64> {
+    let (h, size) = (&info.header, info.data_size());
+    let plausible = !h.is_compressed()
+        || (size <= options.limits.max_decoded_block_size
+            && size <= h.used_size.saturating_mul(MAX_DIRECT_RATIO));
+    plausible.then_some(size)
+}
+
 impl<B: AsRef<[u8]>> BlockStore for BlockReader<B> {
     fn block(&self, source: i64) -> Result<Cow<'_, [u8]>> {
         Ok(self.data(source)?)
     }
     fn block_len(&self, source: i64) -> Result<Option<u64>> {
-        let info = self.info(source)?;
-        let (h, size) = (&info.header, info.data_size());
-        // The caller allocates `size` bytes before decoding: only when the size is bounded by
-        // the file (uncompressed) or plausible for the stored bytes. Other blocks take `block`,
-        // which applies the ceilings and each codec's own bounds before allocating.
-        let plausible = !h.is_compressed()
-            || (size <= self.options().limits.max_decoded_block_size
-                && size <= h.used_size.saturating_mul(MAX_DIRECT_RATIO));
-        Ok(plausible.then_some(size))
+        Ok(direct_len(self.info(source)?, self.options()))
     }
     fn block_into(&self, source: i64, dst: &mut [u8]) -> Result<()> {
         Ok(self.decode_into(source, dst)?)

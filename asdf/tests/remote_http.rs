@@ -213,6 +213,44 @@ fn one_array_out_of_a_hundred_reads_only_its_block() {
     assert_eq!(f.array::<f64>("/a3").unwrap()[0], 3.0);
 }
 
+/// A file of two `zstd` arrays: `varied` compresses a few times (decoded straight into the
+/// array's own buffer), `constant` far more than 64 times (decoded through a buffer of its own).
+fn zstd_arrays() -> Vec<u8> {
+    let mut w = AsdfWriter::new();
+    let varied = Array1::from_shape_fn(300_000, |i| (i as f64 * 0.37).sin());
+    let constant = Array1::<f64>::from_elem(300_000, 2.5);
+    let zstd = StoreOptions::compressed("zstd").unwrap();
+    let pairs = vec![
+        ("varied".to_string(), w.add(&varied, &zstd).unwrap()),
+        ("constant".to_string(), w.add(&constant, &zstd).unwrap()),
+    ];
+    w.to_bytes(asdf::yaml::Node::mapping(pairs), &Default::default())
+        .unwrap()
+}
+
+#[test]
+fn whole_compressed_arrays_read_remotely_check_their_checksums() {
+    let server = RangeServer::start().expect("start the range server");
+    let bytes = zstd_arrays();
+    let local = AsdfFile::from_bytes(bytes.clone(), &Default::default()).unwrap();
+    let url = serve_bytes(&server, "/zstd.asdf", bytes.clone());
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    for name in ["/varied", "/constant"] {
+        let want = local.array::<f64>(name).unwrap();
+        assert_eq!(f.array::<f64>(name).unwrap(), want, "{name}");
+    }
+    // One byte of the first block's compressed data changed: its MD5 no longer matches.
+    let info = local.blocks().blocks()[0];
+    let mut bad = bytes;
+    let at = info.stored_range().start as usize + 100;
+    bad[at] ^= 0x55;
+    let url = serve_bytes(&server, "/bad.asdf", bad);
+    let f = RemoteFile::open(&url, &quick()).unwrap();
+    let err = f.array::<f64>("/varied").unwrap_err().to_string();
+    assert!(err.contains("checksum") && err.contains(&url), "{err}");
+    assert_eq!(f.array::<f64>("/constant").unwrap()[7], 2.5);
+}
+
 /// A sparse 1 GiB file: one uncompressed 16384 × 16384 float32 array, zeros except the window
 /// `[2000..2030, 3000..3030]`, which holds `i * 1000 + j`; and a block index.
 fn sparse_gib_file(dir: &Path) -> PathBuf {

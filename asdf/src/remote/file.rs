@@ -324,10 +324,10 @@ impl Fetched<'_> {
             .get(&i)
             .or_else(|| self.file.kept.get(i).and_then(OnceLock::get))
     }
-}
 
-impl BlockStore for Fetched<'_> {
-    fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+    /// Block `source`'s header and stored bytes, charged to the decode budget; an error when
+    /// they were not fetched.
+    fn charged(&self, source: i64) -> asdf_ndarray::Result<(&BlockInfo, &Bytes)> {
         let i = resolve(self.file.blocks.count(), source)?;
         let not_read = || {
             asdf_ndarray::NdError::Usage(format!("block {i} was not read from {}", self.file.url()))
@@ -335,10 +335,39 @@ impl BlockStore for Fetched<'_> {
         let info = self.file.blocks.info(i).ok_or_else(not_read)?;
         let stored = self.stored(i).ok_or_else(not_read)?;
         self.file.decoded.charge_nd(info)?;
+        Ok((info, stored))
+    }
+}
+
+impl BlockStore for Fetched<'_> {
+    fn block(&self, source: i64) -> asdf_ndarray::Result<Cow<'_, [u8]>> {
+        let (info, stored) = self.charged(source)?;
         let (data, _) =
             asdf_block::decode_stored(info, Cow::Borrowed(&stored[..]), &self.file.options.blocks)
                 .map_err(|e| e.in_file(self.file.url()))?;
         Ok(data)
+    }
+
+    /// The decoded size of a fetched block the array layer may decode straight into its own
+    /// buffer (no intermediate copy of a large block), charged to the decode budget first.
+    fn block_len(&self, source: i64) -> asdf_ndarray::Result<Option<u64>> {
+        let i = resolve(self.file.blocks.count(), source)?;
+        let (Some(info), Some(_)) = (self.file.blocks.info(i), self.stored(i)) else {
+            return Ok(None);
+        };
+        let len = asdf_ndarray::direct_len(info, &self.file.options.blocks);
+        if len.is_some() {
+            self.file.decoded.charge_nd(info)?;
+        }
+        Ok(len)
+    }
+
+    fn block_into(&self, source: i64, dst: &mut [u8]) -> asdf_ndarray::Result<()> {
+        let (info, stored) = self.charged(source)?;
+        let options = &self.file.options.blocks;
+        asdf_block::decode_stored_into(info, stored, options, false, dst)
+            .map_err(|e| e.in_file(self.file.url()))?;
+        Ok(())
     }
 
     fn block_range(&self, source: i64, range: Range<u64>) -> asdf_ndarray::Result<Option<Vec<u8>>> {
