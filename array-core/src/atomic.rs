@@ -67,6 +67,13 @@ impl Durability {
     fn must_sync(self, target: &Path) -> bool {
         self == Durability::Synced || exists(target)
     }
+
+    /// Renames `tmp` to `target` without waiting for the disk, when relaxed and nothing is at
+    /// `target` ([`rename_new`]): `Ok(true)` when done, `Ok(false)` when the file is to be synced
+    /// and renamed over the target as usual.
+    fn rename_unsynced(self, tmp: &Path, target: &Path) -> io::Result<bool> {
+        Ok(self == Durability::Relaxed && !exists(target) && rename_new(tmp, target)?)
+    }
 }
 
 /// Whether anything (a link included) is at `path`.
@@ -295,9 +302,9 @@ impl AtomicFile {
             .map_err(|e| err("flushing", &guard.tmp, e.into_error()))?
             .into_inner();
         let renamed = |e| err("renaming the new file into place as", &target, e);
-        if durability == Durability::Relaxed
-            && !exists(&target)
-            && rename_new(&guard.tmp, &target).map_err(renamed)?
+        if durability
+            .rename_unsynced(&guard.tmp, &target)
+            .map_err(renamed)?
         {
             guard.armed = false;
             return Ok(file);
@@ -394,9 +401,10 @@ impl AtomicBatch {
         // appeared there meanwhile, joins the files synced before they replace theirs.
         let mut to_sync = Vec::new();
         for (g, target) in &mut self.staged {
-            let renamed = self.durability == Durability::Relaxed
-                && !exists(target)
-                && rename_new(&g.tmp, target).map_err(|source| AtomicError {
+            let renamed = self
+                .durability
+                .rename_unsynced(&g.tmp, target)
+                .map_err(|source| AtomicError {
                     action: "renaming the new file into place as",
                     path: target.clone(),
                     source,
